@@ -1,0 +1,121 @@
+/**
+ * The normalized stream events. Every protocol listener (Chat Completions, Responses, Messages) and every bridge
+ * dialect reader emits these same events, so the tool loop, the bridge writers and user code handle one model.
+ * A listener may emit protocol-specific events beside them (for example `chunk` or the raw `event`).
+ */
+import type { Ai4tsError } from './errors.js';
+
+/** Token usage in OpenAI's chat shape, whatever the protocol reported. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [key: string]: unknown };
+  completion_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/**
+ * Why the model stopped, normalized to Chat Completions' vocabulary where a mapping exists
+ * (`stop`, `length`, `tool_calls`, `content_filter`); other protocol values pass through unchanged.
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | (string & {});
+
+/** A text delta of the answer. `choice` is the choice index (Chat Completions with n > 1), 0 otherwise. */
+export interface ContentEvent {
+  type: 'content';
+  delta: string;
+  /** All text of this choice so far. */
+  snapshot: string;
+  choice: number;
+}
+
+/** A delta of the model's reasoning (reasoning_content, thinking blocks, reasoning summaries, <think> text). */
+export interface ReasoningEvent {
+  type: 'reasoning';
+  delta: string;
+  snapshot: string;
+  choice: number;
+}
+
+/** The first fragment of a tool call: its id and name are known. */
+export interface ToolCallStartEvent {
+  type: 'tool_call.start';
+  /** Position of the call in the turn, counted from 0 in arrival order. */
+  index: number;
+  id: string;
+  name: string;
+  choice: number;
+}
+
+/** A fragment of a tool call's argument string. */
+export interface ToolCallDeltaEvent {
+  type: 'tool_call.delta';
+  index: number;
+  id: string;
+  delta: string;
+  choice: number;
+}
+
+/** A tool call is complete: `arguments` is the whole argument string exactly as streamed (`"{}"` when none came). */
+export interface ToolCallDoneEvent {
+  type: 'tool_call.done';
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+  choice: number;
+}
+
+/** Usage became known (or grew). `raw` is the protocol's own usage object. */
+export interface UsageEvent {
+  type: 'usage';
+  usage: Usage;
+  raw: unknown;
+}
+
+/** The model finished a choice. */
+export interface FinishEvent {
+  type: 'finish';
+  finishReason: FinishReason;
+  choice: number;
+}
+
+/** The stream failed; `error.partial` holds what arrived. */
+export interface ErrorEvent {
+  type: 'error';
+  error: Ai4tsError;
+}
+
+/** Every normalized event. */
+export type NormalizedEvent =
+  | ContentEvent
+  | ReasoningEvent
+  | ToolCallStartEvent
+  | ToolCallDeltaEvent
+  | ToolCallDoneEvent
+  | UsageEvent
+  | FinishEvent
+  | ErrorEvent;
+
+/** Adds two usages field by field (details included), for totals over tool-loop steps. */
+export function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
+  if (!a) return b && { ...b };
+  if (!b) return { ...a };
+  return sumNumbers(a, b) as Usage;
+}
+
+function sumNumbers(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const prev = out[key];
+    if (typeof value === 'number') out[key] = (typeof prev === 'number' ? prev : 0) + value;
+    else if (value && typeof value === 'object' && !Array.isArray(value))
+      out[key] = sumNumbers(
+        prev && typeof prev === 'object' ? (prev as Record<string, unknown>) : {},
+        value as Record<string, unknown>,
+      );
+    else if (!(key in out)) out[key] = value;
+  }
+  return out;
+}
