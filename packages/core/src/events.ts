@@ -87,6 +87,17 @@ export interface ErrorEvent {
   error: Ai4tsError;
 }
 
+/** A tool ran (in the tool loop, or inside a daemon that runs its own tools). */
+export interface ToolResultEvent {
+  type: 'tool.result';
+  id: string;
+  name: string;
+  /** What the tool returned, or the error text when `isError`. */
+  output: unknown;
+  isError: boolean;
+  durationMs?: number;
+}
+
 /** Every normalized event. */
 export type NormalizedEvent =
   | ContentEvent
@@ -96,6 +107,7 @@ export type NormalizedEvent =
   | ToolCallDoneEvent
   | UsageEvent
   | FinishEvent
+  | ToolResultEvent
   | ErrorEvent;
 
 /** Adds two usages field by field (details included), for totals over tool-loop steps. */
