@@ -206,7 +206,7 @@ export class ToolError<P = unknown> extends Ai4tsError<P> {
 
 /**
  * Reads a provider's error body in its usual shapes: `{error:{message,type,code,param}}`, `{error:"..."}`,
- * `{message}`, `{detail}` (FastAPI-style, string or list), `{msg}`, or plain text. Undefined when nothing fits.
+ * `{message}`, `{detail}` (FastAPI-style, string or list), `{msg}`, `{error_code, error_msg}` (Baidu), or plain text. Undefined when nothing fits.
  */
 export function readProviderError(body: unknown): ProviderErrorInfo | undefined {
   if (typeof body === 'string') return body.trim() ? { message: truncate(body.trim()) } : undefined;
@@ -224,11 +224,12 @@ export function readProviderError(body: unknown): ProviderErrorInfo | undefined 
   const message =
     text(inner) ?? text(body.message) ?? detailText(body.detail) ?? text(body.msg) ?? text(body.error_msg);
   if (message === undefined && body.code === undefined && body.type === undefined) return undefined;
+  // Cut once, here: the message may be assembled from several parts (a FastAPI detail list).
   return {
     message: truncate(message ?? 'Unknown error'),
-    code: text(body.code),
-    type: text(body.type),
-    param: text(body.param),
+    code: cut(text(body.code) ?? text(body.error_code)),
+    type: cut(text(body.type)),
+    param: cut(text(body.param)),
   };
 }
 
@@ -259,9 +260,13 @@ function detailText(detail: unknown): string | undefined {
 }
 
 function text(value: unknown): string | undefined {
-  if (typeof value === 'string') return value === '' ? undefined : truncate(value);
+  if (typeof value === 'string') return value === '' ? undefined : value;
   if (typeof value === 'number') return String(value);
   return undefined;
+}
+
+function cut(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : truncate(value);
 }
 
 function statusText(status: number): string {

@@ -1,0 +1,116 @@
+/**
+ * Provider presets: where a vendor's API lives, how it wants the key, where the key usually sits in the
+ * environment, and the stream quirks the protocol layers must respect.
+ */
+import { Ai4tsError } from '../errors.js';
+
+/** How the API key travels. */
+export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'none';
+
+/** Everything a {@link Transport} needs to know about a vendor. */
+export interface ProviderPreset {
+  name: string;
+  /** Root of the API, without the endpoint path (`https://api.openai.com/v1`). Empty when the user must give it. */
+  baseURL: string;
+  /** Environment variables tried in order for the key when none is passed. */
+  apiKeyEnv: string[];
+  /**
+   * `bearer`: `Authorization: Bearer KEY`; `api-key`: `api-key: KEY` (Azure); `x-api-key`: `x-api-key: KEY`
+   * (Anthropic); `none`: no auth header at all (Ollama).
+   */
+  auth: AuthStyle;
+  /** When true, a missing key is not an error: the request goes without an auth header (local vLLM, proxies). */
+  apiKeyOptional?: boolean;
+  /** Headers every request carries (Anthropic's `anthropic-version`). */
+  headers?: Record<string, string>;
+  /** Query parameters every request carries (Azure's `api-version`). */
+  query?: Record<string, string>;
+  quirks: {
+    /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
+    streamOptions: boolean;
+  };
+}
+
+const openAICompatible = (name: string, baseURL: string, apiKeyEnv: string[]): ProviderPreset => ({
+  name,
+  baseURL,
+  apiKeyEnv,
+  auth: 'bearer',
+  quirks: { streamOptions: true },
+});
+
+const dashscope = openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/compatible-mode/v1', [
+  'DASHSCOPE_API_KEY',
+]);
+
+/**
+ * The built-in presets. Base URLs are each vendor's documented OpenAI-compatible endpoint (mainland China
+ * endpoints for the Chinese vendors; pass `baseURL` for an international region).
+ */
+export const PROVIDERS = {
+  openai: openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']),
+  /** The user gives the resource URL: `https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`. */
+  azure: {
+    name: 'azure',
+    baseURL: '',
+    apiKeyEnv: ['AZURE_OPENAI_API_KEY'],
+    auth: 'api-key',
+    query: { 'api-version': '2024-10-21' },
+    quirks: { streamOptions: true },
+  },
+  deepseek: openAICompatible('deepseek', 'https://api.deepseek.com', ['DEEPSEEK_API_KEY']),
+  qwen: { ...dashscope, name: 'qwen' },
+  dashscope,
+  zhipu: openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
+  moonshot: openAICompatible('moonshot', 'https://api.moonshot.cn/v1', ['MOONSHOT_API_KEY']),
+  doubao: openAICompatible('doubao', 'https://ark.cn-beijing.volces.com/api/v3', ['ARK_API_KEY']),
+  minimax: openAICompatible('minimax', 'https://api.minimaxi.com/v1', ['MINIMAX_API_KEY']),
+  baichuan: openAICompatible('baichuan', 'https://api.baichuan-ai.com/v1', ['BAICHUAN_API_KEY']),
+  hunyuan: openAICompatible('hunyuan', 'https://api.hunyuan.cloud.tencent.com/v1', ['HUNYUAN_API_KEY']),
+  lingyi: openAICompatible('lingyi', 'https://api.lingyiwanwu.com/v1', ['LINGYIWANWU_API_KEY', 'YI_API_KEY']),
+  ollama: {
+    name: 'ollama',
+    baseURL: 'http://127.0.0.1:11434/v1',
+    apiKeyEnv: [],
+    auth: 'none',
+    quirks: { streamOptions: true },
+  },
+  vllm: {
+    ...openAICompatible('vllm', 'http://127.0.0.1:8000/v1', ['VLLM_API_KEY']),
+    apiKeyOptional: true,
+  },
+  openrouter: openAICompatible('openrouter', 'https://openrouter.ai/api/v1', ['OPENROUTER_API_KEY']),
+  groq: openAICompatible('groq', 'https://api.groq.com/openai/v1', ['GROQ_API_KEY']),
+  xai: openAICompatible('xai', 'https://api.x.ai/v1', ['XAI_API_KEY']),
+  /** Anthropic Messages (for @ai4ts/messages); `stream_options` is a Chat Completions field it does not know. */
+  anthropic: {
+    name: 'anthropic',
+    baseURL: 'https://api.anthropic.com/v1',
+    apiKeyEnv: ['ANTHROPIC_API_KEY'],
+    auth: 'x-api-key',
+    headers: { 'anthropic-version': '2023-06-01' },
+    quirks: { streamOptions: false },
+  },
+  /**
+   * Any OpenAI-compatible server: pass `baseURL` (and `apiKey` when it wants one). No environment variable is
+   * read, so a key meant for one vendor is never sent to an arbitrary URL.
+   */
+  'openai-compatible': {
+    ...openAICompatible('openai-compatible', '', []),
+    apiKeyOptional: true,
+  },
+} satisfies Record<string, ProviderPreset>;
+
+/** The name of a built-in preset. */
+export type ProviderName = keyof typeof PROVIDERS;
+
+/** A preset by name (a copy, safe to modify), or the given preset itself. Throws for an unknown name. */
+export function resolveProvider(nameOrPreset: ProviderName | ProviderPreset): ProviderPreset {
+  if (typeof nameOrPreset !== 'string') return nameOrPreset;
+  if (!Object.hasOwn(PROVIDERS, nameOrPreset)) {
+    throw new Ai4tsError(
+      `Unknown provider "${String(nameOrPreset)}"; use one of ${Object.keys(PROVIDERS).join(', ')}, or pass a preset object`,
+    );
+  }
+  return structuredClone<ProviderPreset>(PROVIDERS[nameOrPreset]);
+}

@@ -1,0 +1,152 @@
+/**
+ * A response body read as SSE events, with the stream execution limits: a wait for the first event, a wait
+ * between events, and the caller's abort. Every way out (end, break, throw, abort, timeout) cancels the body,
+ * which releases the connection.
+ */
+import { parseSse, SseError, type SseEvent, type SseEventStream } from '@ai4ts/sse';
+import { Ai4tsError, ConnectionError, ProtocolError, TimeoutError } from '../errors.js';
+import { abortError } from './retry.js';
+
+/** SSE events of one response; iterate it once. */
+export interface SseStream extends AsyncIterable<SseEvent> {
+  /** The HTTP response (status and headers); its body belongs to the iterator. */
+  readonly response: Response;
+  /** Read after the iteration ended: true when the body stopped inside an event block, which was discarded. */
+  readonly incomplete: boolean;
+}
+
+/** Limits applied while the body is read. */
+export interface StreamLimits {
+  signal?: AbortSignal | undefined;
+  /** ms from the response headers until the first event. */
+  firstTokenTimeout?: number | undefined;
+  /** ms between two events. */
+  idleTimeout?: number | undefined;
+}
+
+/** Wraps a response whose body is SSE. The body is not touched until iteration begins. */
+export function readSseStream(response: Response, limits: StreamLimits = {}): SseStream {
+  let parsed: SseEventStream | undefined;
+  return {
+    response,
+    get incomplete() {
+      return parsed?.incomplete ?? false;
+    },
+    [Symbol.asyncIterator]() {
+      if (parsed) throw new Ai4tsError('This stream was already iterated: a response body can be read once');
+      const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+      // We hold the reader ourselves so a timeout or an abort can cancel the body even while a read is pending.
+      const reader = body.getReader();
+      parsed = parseSse(chunksOf(reader));
+      return events(parsed, reader, limits);
+    },
+  };
+}
+
+/** The reader as an async iterable whose `return()` (the parser letting go early) cancels the body. */
+function chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => reader.read() as Promise<IteratorResult<Uint8Array>>,
+      return: async () => {
+        reader.cancel().catch(() => undefined);
+        return { done: true, value: undefined };
+      },
+    }),
+  };
+}
+
+async function* events(
+  parsed: SseEventStream,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limits: StreamLimits,
+): AsyncGenerator<SseEvent, void, undefined> {
+  const { signal, firstTokenTimeout, idleTimeout } = limits;
+  // Not awaited: some bodies (mocked ones) never settle a cancel, and nothing may hang on it.
+  const cancel = () => void reader.cancel().catch(() => undefined);
+  const source = parsed[Symbol.asyncIterator]();
+  const watch = new Watch(signal, cancel);
+  let phase: 'first_token' | 'idle' = 'first_token';
+  let timeout = firstTokenTimeout;
+  try {
+    for (;;) {
+      // Fast path: with no limit and no signal there is nothing to race.
+      const next =
+        timeout === undefined && !signal ? await source.next() : await watch.wait(source.next(), phase, timeout);
+      if (next.done) return;
+      yield next.value;
+      phase = 'idle';
+      timeout = idleTimeout;
+    }
+  } catch (error) {
+    throw streamError(error, signal);
+  } finally {
+    watch.dispose();
+    cancel();
+    // The parser may still be inside a read we abandoned; let it finish on its own, quietly.
+    source.return?.().catch(() => undefined);
+  }
+}
+
+/** Races each read against the current timeout and the caller's signal, without a listener per read. */
+class Watch {
+  #reject: ((error: Error) => void) | undefined;
+  readonly #signal: AbortSignal | undefined;
+  readonly #cancel: () => void;
+  readonly #onAbort = () => {
+    this.#cancel();
+    this.#reject?.(abortError(this.#signal as AbortSignal));
+  };
+
+  constructor(signal: AbortSignal | undefined, cancel: () => void) {
+    this.#signal = signal;
+    this.#cancel = cancel;
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  wait<T>(read: Promise<T>, phase: 'first_token' | 'idle', timeout: number | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#signal?.aborted) return reject(abortError(this.#signal));
+      this.#reject = reject;
+      const timer =
+        timeout === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#cancel();
+              reject(new TimeoutError(phase, timeout));
+            }, timeout);
+      read.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    this.#reject = undefined;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+/** Maps whatever broke the read to the typed error: ours pass through, an abort wins, the rest is the network. */
+export function streamError(error: unknown, signal?: AbortSignal): Ai4tsError {
+  if (error instanceof Ai4tsError) return error;
+  if (signal?.aborted) return abortError(signal);
+  if (error instanceof SseError) return new ProtocolError(error.message, { cause: error });
+  return new ConnectionError(`The connection broke while reading the stream: ${describeError(error)}`, {
+    cause: error,
+  });
+}
+
+/** `message: cause message`, the way undici nests the socket's reason (`terminated: other side closed`). */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && cause !== error.message ? `${error.message}: ${cause}` : error.message;
+}

@@ -1,0 +1,274 @@
+/**
+ * The HTTP layer every service shares: URL and header assembly per provider, retries before the body is read,
+ * typed errors, and SSE streams with their timeouts. Built on ky with its own retries and status checks off:
+ * the retry rules here (Retry-After caps, never after the body is handed out) are specific.
+ */
+import ky, { TimeoutError as KyTimeoutError } from 'ky';
+import {
+  Ai4tsError,
+  ApiError,
+  AuthenticationError,
+  ConnectionError,
+  isRecord,
+  ProtocolError,
+  TimeoutError,
+} from '../errors.js';
+import { readEnv } from './env.js';
+import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
+import { type Backoff, abortError, isRetryableStatus, retryDelay, sleep } from './retry.js';
+import { describeError, readSseStream, type SseStream, streamError } from './stream.js';
+
+/** How a {@link Transport} reaches its API. Every field but `provider` and `fetch` can be overridden per call. */
+export interface TransportOptions {
+  /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
+  provider?: ProviderName | ProviderPreset;
+  /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
+  baseURL?: string;
+  /** Default: the preset's env var(s), read at request time through `globalThis.process?.env`. */
+  apiKey?: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  /** Custom fetch for tests, proxies and edge runtimes. */
+  fetch?: typeof fetch;
+  /** Retries after a connection error, 408, 409, 429 or 5xx (default 2). */
+  maxRetries?: number;
+  /** ms until the response headers arrive (default 600_000). */
+  timeout?: number;
+  /** ms from the headers until the first SSE event (default: none). */
+  firstTokenTimeout?: number;
+  /** ms between two SSE events (default: none). */
+  idleTimeout?: number;
+  /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
+  backoff?: Backoff;
+}
+
+/** Per-call overrides; `extraBody` is merged into the JSON request body. */
+export interface RequestOptions {
+  baseURL?: string;
+  apiKey?: string;
+  /** Merged over the transport's headers. */
+  headers?: Record<string, string>;
+  /** Merged over the transport's query. */
+  query?: Record<string, string>;
+  /** Fields merged into the JSON body last (vendor parameters the typed request does not know). */
+  extraBody?: Record<string, unknown>;
+  signal?: AbortSignal;
+  maxRetries?: number;
+  timeout?: number;
+  firstTokenTimeout?: number;
+  idleTimeout?: number;
+}
+
+/** One request: method (default GET, or POST when there is a body), a JSON body, per-call options. */
+export interface RequestInit_ {
+  method?: 'GET' | 'POST' | 'DELETE';
+  body?: unknown;
+  options?: RequestOptions;
+}
+
+const DEFAULT_TIMEOUT = 600_000;
+const DEFAULT_MAX_RETRIES = 2;
+
+/** Sends requests to one provider. Create it once and share it; it holds no per-request state. */
+export class Transport {
+  /** The resolved preset. */
+  readonly provider: ProviderPreset;
+  readonly #options: TransportOptions;
+
+  /** Never throws for a missing key: the key is looked up at request time, so the env can be set later. */
+  constructor(options: TransportOptions = {}) {
+    this.provider = resolveProvider(options.provider ?? 'openai');
+    this.#options = options;
+  }
+
+  /**
+   * Sends with retries; resolves to a response with status < 400, body unread. A status >= 400 throws
+   * {@link ApiError.fromResponse} (the typed subclass); a network failure throws {@link ConnectionError}; no
+   * headers within `timeout` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
+   */
+  async request(path: string, init: RequestInit_ = {}): Promise<Response> {
+    const call = init.options ?? {};
+    const defaults = this.#options;
+    const signal = call.signal;
+    const apiKey = call.apiKey ?? defaults.apiKey ?? readEnv(this.provider.apiKeyEnv);
+    const url = this.#url(path, call);
+    const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
+    const headers = this.#headers(apiKey, call);
+    const json = jsonBody(init.body, call.extraBody);
+    const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
+    const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const where = `${method} ${url.origin}${url.pathname}`;
+
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw abortError(signal);
+      // Built outside the try: a body JSON cannot encode (a BigInt, a cycle) throws here, not as a connection error.
+      const sending = ky(url, {
+        method,
+        headers,
+        json,
+        signal,
+        timeout,
+        retry: 0,
+        throwHttpErrors: false,
+        ...(defaults.fetch && { fetch: defaults.fetch }),
+      });
+      let response: Response;
+      try {
+        response = await sending;
+      } catch (error) {
+        const failure = requestError(error, where, timeout, signal, apiKey);
+        const delay =
+          failure instanceof ConnectionError && attempt < maxRetries ? retryDelay(attempt, defaults.backoff) : undefined;
+        if (delay === undefined) throw failure;
+        await sleep(delay, signal);
+        continue;
+      }
+      if (response.status < 400) return response;
+      const delay =
+        attempt < maxRetries && isRetryableStatus(response.status)
+          ? retryDelay(attempt, defaults.backoff, response.headers)
+          : undefined;
+      if (delay === undefined) throw await responseError(response, signal, apiKey);
+      void response.body?.cancel().catch(() => undefined);
+      await sleep(delay, signal);
+    }
+  }
+
+  /** {@link request} and parse the JSON body; an unparseable body throws {@link ProtocolError}. */
+  async json<T>(path: string, init: RequestInit_ = {}): Promise<T> {
+    const response = await this.request(path, withAccept(init, 'application/json'));
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw streamError(error, init.options?.signal);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new ProtocolError(`The response body is not JSON (status ${response.status})`, { cause: error, line: text });
+    }
+  }
+
+  /**
+   * A streaming POST: {@link request}, then the body as SSE events with `firstTokenTimeout` / `idleTimeout`.
+   * A stall throws {@link TimeoutError} (phase `first_token` | `idle`) and cancels the body; an abort throws
+   * `AbortError` and cancels the body; a body that errors mid-read throws {@link ConnectionError}. Breaking out
+   * of the loop cancels the body. Nothing is retried once the response is returned.
+   */
+  async stream(path: string, init: RequestInit_ = {}): Promise<SseStream> {
+    const response = await this.request(path, {
+      ...withAccept(init, 'text/event-stream'),
+      method: init.method ?? 'POST',
+    });
+    const call = init.options ?? {};
+    return readSseStream(response, {
+      signal: call.signal,
+      firstTokenTimeout: call.firstTokenTimeout ?? this.#options.firstTokenTimeout,
+      idleTimeout: call.idleTimeout ?? this.#options.idleTimeout,
+    });
+  }
+
+  #url(path: string, call: RequestOptions): URL {
+    const baseURL = call.baseURL ?? this.#options.baseURL ?? this.provider.baseURL;
+    if (!baseURL) {
+      throw new Ai4tsError(`Provider "${this.provider.name}" needs a baseURL: pass the baseURL option`);
+    }
+    let url: URL;
+    try {
+      url = new URL(baseURL);
+    } catch (error) {
+      throw new Ai4tsError(`Invalid baseURL "${baseURL}"`, { cause: error });
+    }
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+    for (const query of [this.provider.query, this.#options.query, call.query]) {
+      for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+    }
+    return url;
+  }
+
+  #headers(apiKey: string | undefined, call: RequestOptions): Headers {
+    const headers = new Headers({ accept: 'application/json', ...this.provider.headers });
+    const { auth, apiKeyEnv, apiKeyOptional, name } = this.provider;
+    if (auth !== 'none') {
+      if (apiKey) setAuth(headers, auth, apiKey);
+      else if (!apiKeyOptional) throw missingKey(name, apiKeyEnv);
+    }
+    for (const extra of [this.#options.headers, call.headers]) {
+      for (const [header, value] of Object.entries(extra ?? {})) headers.set(header, value);
+    }
+    return headers;
+  }
+}
+
+const AUTH_HEADER = { bearer: 'authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const;
+
+function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADER, apiKey: string): void {
+  try {
+    headers.set(AUTH_HEADER[auth], auth === 'bearer' ? `Bearer ${apiKey}` : apiKey);
+  } catch {
+    // The platform's message would quote the key.
+    throw new AuthenticationError('The API key contains characters not allowed in an HTTP header (a newline?)');
+  }
+}
+
+function missingKey(provider: string, env: string[]): AuthenticationError {
+  const where = env.length ? `set ${env.join(' or ')}, or pass the apiKey option` : 'pass the apiKey option';
+  return new AuthenticationError(`Missing API key for provider "${provider}": ${where}`);
+}
+
+/** The request's accept header unless the caller chose one. */
+function withAccept(init: RequestInit_, accept: string): RequestInit_ {
+  const options = init.options ?? {};
+  return { ...init, options: { ...options, headers: { accept, ...options.headers } } };
+}
+
+/** The JSON body with `extraBody` merged in last, or undefined for a request without one. */
+function jsonBody(body: unknown, extraBody: Record<string, unknown> | undefined): unknown {
+  if (extraBody === undefined) return body;
+  if (body === undefined) return extraBody;
+  if (!isRecord(body)) throw new Ai4tsError('extraBody can only be merged into a JSON object body');
+  return { ...body, ...extraBody };
+}
+
+/** Maps what ky or fetch threw before a response arrived. */
+function requestError(
+  error: unknown,
+  where: string,
+  timeout: number,
+  signal: AbortSignal | undefined,
+  apiKey: string | undefined,
+): Ai4tsError {
+  if (error instanceof Ai4tsError) return error;
+  if (signal?.aborted) return abortError(signal);
+  // ky's TimeoutError holds the request, headers and key included: it must not become the cause.
+  if (error instanceof KyTimeoutError) return new TimeoutError('headers', timeout);
+  const message = redact(`Connection error (${where}): ${describeError(error)}`, apiKey);
+  const leaks = apiKey !== undefined && error instanceof Error && describeError(error).includes(apiKey);
+  return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
+}
+
+/** Reads an error response into the typed {@link ApiError}, with the key scrubbed from anything echoed back. */
+async function responseError(
+  response: Response,
+  signal: AbortSignal | undefined,
+  apiKey: string | undefined,
+): Promise<Ai4tsError> {
+  let text = '';
+  try {
+    text = redact(await response.text(), apiKey);
+  } catch {
+    if (signal?.aborted) return abortError(signal);
+  }
+  let body: unknown = text;
+  try {
+    if (text) body = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the text; ApiError.fromResponse cuts it.
+  }
+  return ApiError.fromResponse(response.status, body, response.headers);
+}
+
+function redact(text: string, apiKey: string | undefined): string {
+  return apiKey && text.includes(apiKey) ? text.replaceAll(apiKey, '[redacted]') : text;
+}
