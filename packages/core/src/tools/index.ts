@@ -1,1 +1,46 @@
-export {};
+export {
+  type AnthropicTool,
+  type ChatTool,
+  defineTool,
+  isTool,
+  type JsonSchema,
+  type ResponsesTool,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolExecute,
+  toAnthropicTool,
+  toChatTool,
+  toResponsesTool,
+} from './define.js';
+export {
+  errorResult,
+  type ExecuteToolCallsOptions,
+  executeToolCalls,
+  runTool,
+  type ToolCall,
+  type ToolCallDecision,
+  type ToolResult,
+  toolResultContent,
+  toolsByName,
+  type ValidToolCall,
+  validateToolCall,
+} from './execute.js';
+export {
+  type ModelTurn,
+  type PrepareStepContext,
+  runToolLoop,
+  type SendContext,
+  type StepFinishEvent,
+  type StepStartEvent,
+  type ToolLoopAdapter,
+  type ToolLoopEvent,
+  type ToolLoopFinishEvent,
+  type ToolLoopFinishReason,
+  type ToolLoopOptions,
+  type ToolLoopPartial,
+  type ToolLoopResult,
+  type ToolLoopStep,
+  type WithStep,
+} from './loop.js';
+export { streamToolLoop, ToolLoopStream } from './stream.js';

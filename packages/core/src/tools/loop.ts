@@ -1,0 +1,337 @@
+/**
+ * The tool loop: one engine for every protocol. Ask the model; if it called tools, validate and run them, append
+ * the assistant turn exactly as produced and one result per call in call order, and ask again, until the model
+ * answers, hands calls to the host (passthrough), or `maxSteps` requests were made.
+ *
+ * A protocol plugs in through a {@link ToolLoopAdapter}; the engine never looks inside a request, a completion or
+ * a message.
+ */
+import { Ai4tsError, AbortError } from '../errors.js';
+import {
+  addUsage,
+  type FinishEvent,
+  type FinishReason,
+  type NormalizedEvent,
+  type ToolResultEvent,
+  type Usage,
+} from '../events.js';
+import type { Tool } from './define.js';
+import {
+  abortError,
+  executeToolCalls,
+  type ToolCall,
+  type ToolCallDecision,
+  type ToolResult,
+  toolsByName,
+  type ValidToolCall,
+} from './execute.js';
+
+/** What the engine needs to know about one model turn. */
+export interface ModelTurn {
+  /** The turn's tool calls in index order, with their argument strings exactly as produced. */
+  toolCalls: readonly ToolCall[];
+  finishReason: FinishReason;
+  /** The answer text of the turn. */
+  text: string;
+  usage: Usage | undefined;
+}
+
+/** What {@link ToolLoopAdapter.send} gets beside the request. */
+export interface SendContext {
+  /** The step being sent, counted from 1. */
+  step: number;
+  /** Aborts when the caller aborts the loop (or a stream's consumer stops early). */
+  signal: AbortSignal;
+  /**
+   * Present when the loop is streamed: call it with each normalized event as it arrives (the engine tags it with
+   * the step). Absent when nobody listens, so the adapter may use the protocol's non-streaming request.
+   */
+  emit: ((event: NormalizedEvent) => void) | undefined;
+}
+
+/**
+ * How a protocol (Chat Completions, Responses, Anthropic Messages, ...) plugs into the tool loop.
+ *
+ * `Request` is the protocol's request as the caller wrote it (the adapter turns defineTool objects into wire tools
+ * and leaves SDK-only fields off the wire), `Completion` its finished result, `Message` one transcript entry
+ * (a chat message, a Responses input item, an Anthropic message).
+ *
+ * Every method must leave its arguments untouched: requests and messages belong to the caller.
+ */
+export interface ToolLoopAdapter<Request, Completion, Message> {
+  /**
+   * Sends one model request and resolves to its completion. Rejects with an Ai4tsError (its `partial` the
+   * partial completion) on failure, with an AbortError when `context.signal` aborts.
+   */
+  send(request: Request, context: SendContext): Promise<Completion>;
+  /** Reads the tool calls, finish reason, text and usage of a completion. */
+  readTurn(completion: Completion): ModelTurn;
+  /** The transcript a request carries (for example `request.messages`). */
+  getMessages(request: Request): readonly Message[];
+  /** A copy of `request` carrying `messages` instead of its own. */
+  withMessages(request: Request, messages: Message[]): Request;
+  /**
+   * The assistant turn to append to the transcript, exactly as the model produced it: content, tool calls with
+   * their argument strings as streamed, and reasoning where the provider wants it back.
+   */
+  assistantMessages(completion: Completion): Message[];
+  /** The messages carrying a step's tool results, which arrive in call order (one `tool` message per result, or one user message of `tool_result` blocks). */
+  toolMessages(results: readonly ToolResult[]): Message[];
+  /** Whether the request allows tools to run in parallel (false for `parallel_tool_calls: false`); true if absent. */
+  parallelToolCalls?(request: Request): boolean;
+}
+
+/** One step of the loop: a model request, its completion, and the tool calls it produced. */
+export interface ToolLoopStep<Request = unknown, Completion = unknown> {
+  /** Counted from 1. */
+  step: number;
+  /** The request sent (after `prepareStep`). */
+  request: Request;
+  completion: Completion;
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage | undefined;
+  toolCalls: ToolCall[];
+  /** One result per executed or rejected call, in call order; empty when the calls were not run. */
+  toolResults: ToolResult[];
+}
+
+/** Why the loop stopped: the last turn's finish reason, or `'max_steps'`. Passthrough ends with `'tool_calls'`. */
+export type ToolLoopFinishReason = FinishReason | 'max_steps';
+
+/** The outcome of a tool loop. */
+export interface ToolLoopResult<Request = unknown, Completion = unknown, Message = unknown> {
+  /** The last step's completion. */
+  completion: Completion;
+  /** The last step's text. */
+  text: string;
+  /** The full transcript: the caller's messages plus every assistant and tool message added. Send it back to continue. */
+  messages: Message[];
+  steps: ToolLoopStep<Request, Completion>[];
+  /** Summed over all steps. */
+  usage: Usage | undefined;
+  finishReason: ToolLoopFinishReason;
+}
+
+/** The `partial` of an error thrown by the loop: everything finished so far, and the failed step's partial completion. */
+export interface ToolLoopPartial<Request = unknown, Completion = unknown, Message = unknown>
+  extends Omit<ToolLoopResult<Request, Completion, Message>, 'completion' | 'finishReason'> {
+  completion: Completion | undefined;
+  finishReason: ToolLoopFinishReason | undefined;
+}
+
+/** What `prepareStep` receives. */
+export interface PrepareStepContext<Request = unknown, Completion = unknown> {
+  step: number;
+  /** The request about to be sent. */
+  request: Request;
+  /** The steps finished so far. */
+  steps: readonly ToolLoopStep<Request, Completion>[];
+}
+
+/** Options of the tool loop. */
+export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
+  /** The tools the loop may run. A call naming none of them gets an "unknown tool" error result. */
+  tools?: readonly Tool[];
+  /** Most model requests to make (default 10). The calls of the last allowed request are returned unexecuted. */
+  maxSteps?: number;
+  /** Return after the first step that calls tools, without running them, for the host to run. */
+  passThroughToolCalls?: boolean;
+  /** How many tools may run at once (unbounded by default); 1 when the request disallows parallel tool calls. */
+  concurrency?: number;
+  /** Aborts the model request in flight and signals running tools; the loop rejects with an AbortError. */
+  signal?: AbortSignal;
+  /** Called when a step is complete (its tools have run). */
+  onStepFinish?(step: ToolLoopStep<Request, Completion>): void | Promise<void>;
+  /** Called, in call order, before each valid call runs; return `'deny'` or `{ deny: reason }` to refuse it. */
+  onToolCall?(call: ValidToolCall): ToolCallDecision | Promise<ToolCallDecision>;
+  /** Called before each step; return a request to send instead (it also becomes the base of later steps). */
+  prepareStep?(context: PrepareStepContext<Request, Completion>): Request | undefined | Promise<Request | undefined>;
+}
+
+/** Adds the step number to an event (distributing over unions). */
+export type WithStep<E> = E extends unknown ? E & { step: number } : never;
+
+/** A step is about to send its request. */
+export interface StepStartEvent<Request = unknown> {
+  type: 'step.start';
+  step: number;
+  request: Request;
+}
+
+/** A step is complete: its completion, tool calls and results. */
+export type StepFinishEvent<Request = unknown, Completion = unknown> = { type: 'step.finish' } & ToolLoopStep<
+  Request,
+  Completion
+>;
+
+/** The loop is done (the last event). */
+export interface ToolLoopFinishEvent {
+  type: 'finish';
+  /** The last step. */
+  step: number;
+  finishReason: ToolLoopFinishReason;
+  /** Summed over all steps. */
+  usage: Usage | undefined;
+}
+
+/**
+ * The events of a streamed loop, each tagged with its step: `step.start`, the model's normalized events (its own
+ * per-turn `finish` is reported by `step.finish`), `tool.result` as each tool finishes, `step.finish`, and one
+ * final `finish`.
+ */
+export type ToolLoopEvent<Request = unknown, Completion = unknown> =
+  | StepStartEvent<Request>
+  | WithStep<Exclude<NormalizedEvent, FinishEvent>>
+  | StepFinishEvent<Request, Completion>
+  | ToolLoopFinishEvent;
+
+/** Finish reasons of a turn cut short: its tool calls may hold partial arguments and never run. */
+const TRUNCATED: ReadonlySet<FinishReason> = new Set(['length', 'content_filter']);
+
+/**
+ * Runs the tool loop to the end and resolves to its result. Rejects with an Ai4tsError whose `partial` is a
+ * {@link ToolLoopPartial}; with an AbortError when `options.signal` aborts.
+ */
+export function runToolLoop<Request, Completion, Message>(
+  adapter: ToolLoopAdapter<Request, Completion, Message>,
+  request: Request,
+  options: ToolLoopOptions<Request, Completion> = {},
+): Promise<ToolLoopResult<Request, Completion, Message>> {
+  return runSteps(adapter, request, options, undefined, options.signal);
+}
+
+/**
+ * The engine behind {@link runToolLoop} and `streamToolLoop`: `emit` receives the loop's events when streamed,
+ * `signal` is the loop's own (the caller's signal, or one linked to it).
+ */
+export async function runSteps<Request, Completion, Message>(
+  adapter: ToolLoopAdapter<Request, Completion, Message>,
+  request: Request,
+  options: ToolLoopOptions<Request, Completion>,
+  emit: ((event: ToolLoopEvent<Request, Completion>) => void) | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ToolLoopResult<Request, Completion, Message>> {
+  const { tools = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
+  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError('maxSteps must be an integer >= 1');
+  const byName = toolsByName(tools);
+  const steps: ToolLoopStep<Request, Completion>[] = [];
+  let usage: Usage | undefined;
+  let messages: Message[] = [...adapter.getMessages(request)];
+  let current = request;
+  let failed: { completion: Completion | undefined; text: string } = { completion: undefined, text: '' };
+
+  try {
+    for (let step = 1; ; step++) {
+      if (signal?.aborted) throw abortError(signal);
+      current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
+      emit?.({ type: 'step.start', step, request: current });
+      const forward = emit && ((event: NormalizedEvent) => event.type !== 'finish' && emit({ ...event, step }));
+      const completion = await untilAborted(
+        adapter.send(current, { step, signal: signal ?? NEVER, emit: forward }),
+        signal,
+      );
+      const turn = adapter.readTurn(completion);
+      usage = addUsage(usage, turn.usage);
+      const sent = adapter.getMessages(current);
+      messages = [...sent, ...adapter.assistantMessages(completion)];
+      failed = { completion, text: turn.text };
+      const record: ToolLoopStep<Request, Completion> = {
+        step,
+        request: current,
+        completion,
+        text: turn.text,
+        finishReason: turn.finishReason,
+        usage: turn.usage,
+        toolCalls: [...turn.toolCalls],
+        toolResults: [],
+      };
+
+      const calls = turn.toolCalls;
+      let stop: ToolLoopFinishReason | undefined;
+      if (calls.length === 0 || TRUNCATED.has(turn.finishReason)) stop = turn.finishReason;
+      else if (passThroughToolCalls || calls.some((call) => isPassthrough(byName.get(call.name))))
+        stop = 'tool_calls';
+      else if (step >= maxSteps) stop = 'max_steps';
+      else {
+        record.toolResults = await executeToolCalls(calls, tools, {
+          signal,
+          step,
+          messages: sent,
+          concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
+          onToolCall: options.onToolCall && ((call) => options.onToolCall?.(call)),
+          onResult: emit && ((result) => emit(toolResultEvent(result, step))),
+        });
+        messages.push(...adapter.toolMessages(record.toolResults));
+      }
+
+      steps.push(record);
+      await options.onStepFinish?.(record);
+      emit?.({ type: 'step.finish', ...record });
+      if (stop !== undefined) {
+        emit?.({ type: 'finish', step, finishReason: stop, usage });
+        return { completion, text: turn.text, messages, steps, usage, finishReason: stop };
+      }
+      current = adapter.withMessages(current, messages);
+      failed = { completion: undefined, text: '' };
+    }
+  } catch (thrown) {
+    const error = signal?.aborted && !(thrown instanceof AbortError) ? abortError(signal) : thrown;
+    if (error instanceof Ai4tsError) {
+      const completion = (error.partial as Completion | undefined) ?? failed.completion;
+      const partial: ToolLoopPartial<Request, Completion, Message> = {
+        completion,
+        text: completion === failed.completion ? failed.text : partialText(adapter, completion),
+        messages,
+        steps,
+        usage,
+        finishReason: undefined,
+      };
+      error.partial = partial;
+    }
+    throw error;
+  }
+}
+
+function isPassthrough(tool: Tool | undefined): boolean {
+  return tool !== undefined && tool.execute === undefined;
+}
+
+function toolResultEvent(result: ToolResult, step: number): WithStep<ToolResultEvent> {
+  return {
+    type: 'tool.result',
+    id: result.toolCallId,
+    name: result.toolName,
+    output: result.output,
+    isError: result.isError,
+    ...(result.durationMs === undefined ? {} : { durationMs: result.durationMs }),
+    step,
+  };
+}
+
+/** The text of a failed step's partial completion, when the adapter can read it. */
+function partialText<Request, Completion, Message>(
+  adapter: ToolLoopAdapter<Request, Completion, Message>,
+  completion: Completion | undefined,
+): string {
+  if (completion === undefined) return '';
+  try {
+    return adapter.readTurn(completion).text;
+  } catch {
+    return '';
+  }
+}
+
+/** Rejects as soon as `signal` aborts, even when the adapter does not honour it. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The signal of a loop nobody can abort. */
+const NEVER = new AbortController().signal;
