@@ -1,0 +1,139 @@
+/**
+ * Chat Completions types: the request (with its zod schema, checked once per call at the boundary),
+ * the streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them by hand.
+ */
+import type { FinishReason, Usage } from '@ai4ts/core';
+import { z } from 'zod';
+
+/** A content part of a user message (text or image; other provider parts pass through). */
+export const ContentPartSchema = z.looseObject({ type: z.string() });
+
+const TextContent = z.union([z.string(), z.array(ContentPartSchema)]);
+
+/** A tool call as the assistant sent it: `arguments` is the argument string exactly as streamed. */
+export const ToolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+/** One message of the conversation, by role. Unknown provider fields (e.g. `reasoning_content`) pass through. */
+export const ChatMessageSchema = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.literal('system'), content: TextContent, name: z.string().optional() }),
+  z.looseObject({ role: z.literal('developer'), content: TextContent, name: z.string().optional() }),
+  z.looseObject({ role: z.literal('user'), content: TextContent, name: z.string().optional() }),
+  z.looseObject({
+    role: z.literal('assistant'),
+    content: TextContent.nullish(),
+    name: z.string().optional(),
+    refusal: z.string().nullish(),
+    reasoning_content: z.string().optional(),
+    tool_calls: z.array(ToolCallSchema).optional(),
+  }),
+  z.looseObject({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string() }),
+]);
+
+/**
+ * A Chat Completions request. `model` and `messages` are checked; every other field (OpenAI's or a provider's own,
+ * such as `enable_thinking` or `top_k`) passes through to the wire unchanged.
+ */
+export const ChatCompletionRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(ChatMessageSchema).min(1),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+  n: z.number().int().positive().nullish(),
+  /** Wire-format tools, or tools made by `defineTool` (converted by `toWireRequest`). */
+  tools: z.array(z.unknown()).optional(),
+});
+
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+
+/** A complete tool call in a completion. */
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** Token log probabilities, appended chunk by chunk. */
+export interface ChatCompletionLogprobs {
+  content: unknown[] | null;
+  refusal: unknown[] | null;
+}
+
+/** The assistant's message in a completion. */
+export interface ChatCompletionMessage {
+  role: 'assistant';
+  /** The concatenated text, or null when no text arrived. */
+  content: string | null;
+  /** Present only when reasoning arrived (reasoning_content, reasoning, thinking parts or `<think>` text). */
+  reasoning_content?: string;
+  refusal?: string | null;
+  tool_calls?: ChatCompletionMessageToolCall[];
+}
+
+/** One choice of a completion. */
+export interface ChatCompletionChoice {
+  index: number;
+  message: ChatCompletionMessage;
+  /** Null only in a partial completion whose choice never finished. */
+  finish_reason: FinishReason | null;
+  logprobs?: ChatCompletionLogprobs | null;
+}
+
+/** A `chat.completion` object, the result of `create()`, `collectChatCompletion()` and `ChatStream.final()`. */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  system_fingerprint?: string;
+  choices: ChatCompletionChoice[];
+  usage?: Usage;
+}
+
+/** A streamed tool-call fragment. Providers differ: `index` may be absent, ids may repeat or be empty. */
+export interface ChatCompletionChunkToolCall {
+  index?: number;
+  id?: string | null;
+  type?: 'function';
+  function?: { name?: string | null; arguments?: string | null };
+}
+
+/** The delta of one choice in a chunk. */
+export interface ChatCompletionChunkDelta {
+  role?: string | null;
+  /** Text, or (Mistral) an array of `{type:'text', text}` and `{type:'thinking', thinking}` parts. */
+  content?: string | ContentPart[] | null;
+  /** DeepSeek, Qwen, Moonshot and others. */
+  reasoning_content?: string | null;
+  /** OpenRouter, vLLM. */
+  reasoning?: string | null;
+  refusal?: string | null;
+  tool_calls?: ChatCompletionChunkToolCall[] | null;
+}
+
+/** One choice of a chunk. */
+export interface ChatCompletionChunkChoice {
+  index?: number;
+  delta?: ChatCompletionChunkDelta | null;
+  finish_reason?: FinishReason | null;
+  logprobs?: Partial<ChatCompletionLogprobs> | null;
+  /** Moonshot puts usage here in the finish chunk. */
+  usage?: Usage | null;
+}
+
+/** A `chat.completion.chunk` as providers stream it. */
+export interface ChatCompletionChunk {
+  id?: string;
+  object?: string;
+  created?: number;
+  model?: string;
+  system_fingerprint?: string | null;
+  /** May be empty (Azure's content-filter preamble, the usage chunk) or absent. */
+  choices?: ChatCompletionChunkChoice[];
+  usage?: Usage | null;
+}

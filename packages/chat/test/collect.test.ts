@@ -1,0 +1,223 @@
+import {
+  AbortError,
+  ApiError,
+  ConnectionError,
+  ProtocolError,
+  StreamIncompleteError,
+} from '@ai4ts/core';
+import { type ChatCompletion, ChatStreamListener, collectChatCompletion } from '@ai4ts/chat';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { chunk, finish, sse, toolChunk } from './helpers.js';
+
+const encoder = new TextEncoder();
+
+/** A ReadableStream of `bytes` cut at the given offsets. */
+function streamOf(bytes: Uint8Array, cuts: number[] = []): ReadableStream<Uint8Array> {
+  const points = [...new Set(cuts.filter((c) => c > 0 && c < bytes.length))].sort((a, b) => a - b);
+  const pieces: Uint8Array[] = [];
+  let from = 0;
+  for (const p of [...points, bytes.length]) {
+    pieces.push(bytes.slice(from, p));
+    from = p;
+  }
+  return new ReadableStream({
+    pull(controller) {
+      const next = pieces.shift();
+      if (next) controller.enqueue(next);
+      else controller.close();
+    },
+  });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+const partialOf = (error: unknown) => (error as { partial: ChatCompletion }).partial;
+
+/** A stream with everything: reasoning, multi-byte text, a tool call whose arguments hold escapes and emoji. */
+const RICH = `${sse(
+  chunk({ role: 'assistant', content: null, reasoning_content: 'Überlegung: 東京 ' }),
+  chunk({ reasoning_content: '🤔' }),
+  chunk({ content: 'Voilà — 答え 😀' }),
+  toolChunk({ index: 0, id: 'call_1', type: 'function', function: { name: 'note', arguments: '{"t":"caf\\u00e9 ' } }),
+  toolChunk({ index: 0, function: { arguments: '😀"}' } }),
+  finish('tool_calls'),
+  { id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } },
+)}data: [DONE]\n\n`;
+
+const RICH_COMPLETION: ChatCompletion = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1700000000,
+  model: 'test-model',
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: 'Voilà — 答え 😀',
+        reasoning_content: 'Überlegung: 東京 🤔',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'note', arguments: '{"t":"caf\\u00e9 😀"}' } }],
+      },
+      finish_reason: 'tool_calls',
+    },
+  ],
+  usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 },
+};
+
+describe('collectChatCompletion', () => {
+  it('reads a whole SSE string to the completion', async () => {
+    expect(await collectChatCompletion(RICH)).toEqual(RICH_COMPLETION);
+  });
+
+  it('gives the same completion however the bytes are cut (inside multi-byte characters and escapes)', async () => {
+    const bytes = encoder.encode(RICH);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), async (cuts) => {
+        expect(await collectChatCompletion(streamOf(bytes, cuts))).toEqual(RICH_COMPLETION);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('reads a Response and an async iterable of strings', async () => {
+    expect(await collectChatCompletion(new Response(RICH))).toEqual(RICH_COMPLETION);
+    async function* pieces() {
+      yield RICH.slice(0, 100);
+      yield RICH.slice(100);
+    }
+    expect(await collectChatCompletion(pieces())).toEqual(RICH_COMPLETION);
+  });
+
+  it('Ollama: a stream that ends after its finish_reason without [DONE] is complete', async () => {
+    const completion = await collectChatCompletion(sse(chunk({ role: 'assistant', content: 'Hi' }), finish('stop')));
+    expect(completion.choices[0]?.message.content).toBe('Hi');
+  });
+
+  it('a stream cut before its finish_reason throws StreamIncompleteError with the partial completion', async () => {
+    const error = await rejection(collectChatCompletion(sse(chunk({ content: 'Half an ans' }))));
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+    expect(partialOf(error).choices[0]?.message.content).toBe('Half an ans');
+    expect(partialOf(error).choices[0]?.finish_reason).toBeNull();
+  });
+
+  it('text held back as a possible <think> tag is in the partial of a cut stream', async () => {
+    const error = await rejection(collectChatCompletion(sse(chunk({ content: 'a <' }))));
+    expect(partialOf(error).choices[0]?.message.content).toBe('a <');
+  });
+
+  it('[DONE] without any finish_reason is still incomplete', async () => {
+    const error = await rejection(collectChatCompletion(`${sse(chunk({ content: 'x' }))}data: [DONE]\n\n`));
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+  });
+
+  it('OpenRouter: data: {"error":{...}} after HTTP 200 throws ApiError with code and partial', async () => {
+    const text = sse(chunk({ content: 'So far' }), { error: { message: 'Upstream timed out', type: 'upstream_error', code: 'timeout' } });
+    const error = await rejection(collectChatCompletion(text));
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('timeout');
+    expect((error as ApiError).status).toBeUndefined();
+    expect((error as ApiError).message).toContain('Upstream timed out');
+    expect(partialOf(error).choices[0]?.message.content).toBe('So far');
+  });
+
+  it('{"error":{...}} without code: ApiError.code is error.type', async () => {
+    const error = await rejection(collectChatCompletion(sse({ error: { message: 'bad', type: 'invalid_request_error' } })));
+    expect((error as ApiError).code).toBe('invalid_request_error');
+  });
+
+  it('vLLM / SGLang: event: error with flat {code, message} throws ApiError with the code', async () => {
+    const text = `${sse(chunk({ content: 'abc' }))}event: error\ndata: {"code":"context_length_exceeded","message":"too long"}\n\n`;
+    const error = await rejection(collectChatCompletion(text));
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('context_length_exceeded');
+    expect((error as ApiError).message).toContain('too long');
+    expect(partialOf(error).choices[0]?.message.content).toBe('abc');
+  });
+
+  it('unparseable data throws ProtocolError with the offending line and the partial', async () => {
+    const error = await rejection(collectChatCompletion(`${sse(chunk({ content: 'ok' }))}data: {"choices": [\n\n`));
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).line).toBe('{"choices": [');
+    expect(partialOf(error).choices[0]?.message.content).toBe('ok');
+  });
+
+  it('an event larger than maxEventSize is a ProtocolError', async () => {
+    const big = sse(chunk({ content: 'x'.repeat(5000) }), finish('stop'));
+    const error = await rejection(collectChatCompletion(streamOf(encoder.encode(big), [100, 200]), { maxEventSize: 1000 }));
+    expect(error).toBeInstanceOf(ProtocolError);
+  });
+
+  it('a source that errors mid-stream is a ConnectionError carrying the partial', async () => {
+    let sent = false;
+    const source = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          controller.enqueue(encoder.encode(sse(chunk({ content: 'before the break' }))));
+        } else controller.error(new TypeError('terminated'));
+      },
+    });
+    const error = await rejection(collectChatCompletion(source));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(partialOf(error).choices[0]?.message.content).toBe('before the break');
+  });
+
+  it('an abort signal stops reading: AbortError with the partial, and the source is cancelled', async () => {
+    const controller = new AbortController();
+    let cancelled = false;
+    let sent = false;
+    const source = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (!sent) {
+          sent = true;
+          c.enqueue(encoder.encode(sse(chunk({ content: 'first' }))));
+        }
+        // then never answers
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const listener = new ChatStreamListener();
+    listener.on('content', () => controller.abort());
+    const error = await rejection(collectChatCompletion(source, { signal: controller.signal, listener }));
+    expect(error).toBeInstanceOf(AbortError);
+    expect(partialOf(error).choices[0]?.message.content).toBe('first');
+    expect(cancelled).toBe(true);
+  });
+
+  it('thinkTags option and a caller-provided listener receive the events', async () => {
+    const text = sse(chunk({ content: '<think>hm</think>ok' }), finish('stop'));
+    expect((await collectChatCompletion(text, { thinkTags: false })).choices[0]?.message.content).toBe('<think>hm</think>ok');
+    const listener = new ChatStreamListener();
+    const reasoning: string[] = [];
+    listener.on('reasoning', (e) => reasoning.push(e.delta));
+    const completion = await collectChatCompletion(text, { listener });
+    expect(completion.choices[0]?.message).toEqual({ role: 'assistant', content: 'ok', reasoning_content: 'hm' });
+    expect(reasoning).toEqual(['hm']);
+  });
+
+  it('<think> extraction gives the same result however the content deltas are cut', () => {
+    const content = '<think>\nplan: a<b, </thin k>\n</think>\n\nAnswer <i>x</i> <thinking';
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: content.length - 1 }), { maxLength: 20 }), (cuts) => {
+        const points = [0, ...[...new Set(cuts)].sort((a, b) => a - b), content.length];
+        const listener = new ChatStreamListener();
+        for (let i = 1; i < points.length; i++) listener.push(chunk({ content: content.slice(points[i - 1], points[i]) }));
+        listener.push(finish('stop'));
+        listener.end();
+        expect(listener.reasoning).toBe('plan: a<b, </thin k>\n');
+        expect(listener.content).toBe('Answer <i>x</i> <thinking');
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,55 @@
+import { type ChatStreamEvent, ChatStreamListener, type ChatStreamListenerOptions } from '@ai4ts/chat';
+
+const BASE = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'test-model' };
+
+/** A chunk with one choice (index 0 unless `extra.index` says otherwise). */
+export function chunk(delta: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...BASE, choices: [{ index: 0, delta, finish_reason: null, ...extra }] };
+}
+
+/** The finish chunk of choice `index`. */
+export function finish(reason: string, index = 0, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...BASE, choices: [{ index, delta: {}, finish_reason: reason, ...extra }] };
+}
+
+/** A tool-call fragment chunk. */
+export function toolChunk(...fragments: Record<string, unknown>[]): Record<string, unknown> {
+  return chunk({ tool_calls: fragments });
+}
+
+/** Pushes every chunk into a fresh listener, recording all events (chunk events left out). */
+export function run(
+  chunks: unknown[],
+  options: ChatStreamListenerOptions & { end?: boolean } = {},
+): { listener: ChatStreamListener; events: ChatStreamEvent[] } {
+  const listener = new ChatStreamListener(options);
+  const events: ChatStreamEvent[] = [];
+  for (const name of [
+    'content',
+    'reasoning',
+    'refusal',
+    'tool_call.start',
+    'tool_call.delta',
+    'tool_call.done',
+    'usage',
+    'finish',
+  ] as const) {
+    listener.on(name, (event: ChatStreamEvent) => events.push(event));
+  }
+  for (const c of chunks) listener.push(c);
+  if (options.end !== false) listener.end();
+  return { listener, events };
+}
+
+/** Events of one type. */
+export function ofType<T extends ChatStreamEvent['type']>(
+  events: ChatStreamEvent[],
+  type: T,
+): Extract<ChatStreamEvent, { type: T }>[] {
+  return events.filter((e): e is Extract<ChatStreamEvent, { type: T }> => e.type === type);
+}
+
+/** SSE text of the given data payloads (objects are JSON-encoded), without a trailing [DONE]. */
+export function sse(...payloads: unknown[]): string {
+  return payloads.map((p) => `data: ${typeof p === 'string' ? p : JSON.stringify(p)}\n\n`).join('');
+}

@@ -1,0 +1,140 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AbortError, ConnectionError, TimeoutError, Transport, type TransportOptions } from '@ai4ts/core';
+import { type ChatCompletion, ChatService } from '@ai4ts/chat';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chunk, finish, sse } from './helpers.js';
+
+let server: Server | undefined;
+
+afterEach(async () => {
+  if (!server) return;
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close');
+  server = undefined;
+});
+
+/** A node:http server on 127.0.0.1; resolves `closed` when the client's connection for the request goes away. */
+async function serve(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  options: TransportOptions = {},
+): Promise<{ chat: ChatService; closed: Promise<void> }> {
+  let onClose!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    onClose = resolve;
+  });
+  server = createServer((req, res) => {
+    res.on('close', onClose);
+    handler(req, res);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-local', maxRetries: 0, ...options });
+  return { chat: new ChatService(transport), closed };
+}
+
+/** Writes SSE headers and the given events, then leaves the response open. */
+function startStream(res: ServerResponse, text: string): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(text);
+}
+
+const request = { model: 'local', messages: [{ role: 'user' as const, content: 'Hi' }] };
+const contentOf = (error: unknown) => (error as { partial: ChatCompletion }).partial.choices[0]?.message.content;
+
+describe('ChatService over node:http', () => {
+  it('streams chunks written over time to the final completion', async () => {
+    const { chat } = await serve((_req, res) => {
+      startStream(res, sse(chunk({ role: 'assistant', content: 'Hel' })));
+      setTimeout(() => {
+        res.write(sse(chunk({ content: 'lo' }), finish('stop')));
+        res.end('data: [DONE]\n\n');
+      }, 20);
+    });
+    const completion = await chat.stream(request).final();
+    expect(completion.choices[0]?.message.content).toBe('Hello');
+  });
+
+  it('abort() mid-stream rejects with AbortError carrying the text so far and releases the socket', async () => {
+    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'first words' }))));
+    const stream = chat.stream(request);
+    stream.on('content', () => stream.abort());
+    const error = await stream.final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(contentOf(error)).toBe('first words');
+    await closed;
+  });
+
+  it('leaving the for-await loop early aborts the request and releases the socket', async () => {
+    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'a' }), chunk({ content: 'b' }))));
+    const stream = chat.stream(request);
+    for await (const event of stream) if (event.type === 'content') break;
+    await closed;
+    await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('cancelling toReadableStream() aborts the request and releases the socket', async () => {
+    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'a' }))));
+    const stream = chat.stream(request);
+    const reader = stream.toReadableStream().getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('"content":"a"');
+    await reader.cancel();
+    await closed;
+    await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('an idle stall gives TimeoutError (phase idle) with the text so far in .partial', async () => {
+    const { chat, closed } = await serve(
+      (_req, res) => startStream(res, sse(chunk({ role: 'assistant', content: 'so far' }))),
+      { idleTimeout: 150 },
+    );
+    const error = await chat.stream(request).final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).phase).toBe('idle');
+    expect(contentOf(error)).toBe('so far');
+    await closed;
+  });
+
+  it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {
+    const { chat } = await serve((_req, res) => {
+      startStream(res, sse(chunk({ content: 'cut here' })));
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const error = await chat.stream(request).final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(contentOf(error)).toBe('cut here');
+  });
+
+  it('a server that ends cleanly before any finish_reason gives StreamIncompleteError', async () => {
+    const { chat } = await serve((_req, res) => {
+      startStream(res, sse(chunk({ content: 'never finished' })));
+      res.end();
+    });
+    await expect(chat.stream(request).final()).rejects.toMatchObject({
+      name: 'StreamIncompleteError',
+      partial: { choices: [{ message: { content: 'never finished' } }] },
+    });
+  });
+
+  it('create() against an always-streaming daemon (Ollama-like) aggregates the SSE answer', async () => {
+    let body: Record<string, unknown> = {};
+    const { chat } = await serve((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
+      req.on('end', () => {
+        body = JSON.parse(text) as Record<string, unknown>;
+        startStream(res, sse(chunk({ content: '<think>hm</think>Hi' }), finish('stop')));
+        res.end();
+      });
+    });
+    const completion = await chat.create(request);
+    expect(body).not.toHaveProperty('stream');
+    expect(completion.choices[0]?.message).toEqual({ role: 'assistant', content: 'Hi', reasoning_content: 'hm' });
+  });
+});
