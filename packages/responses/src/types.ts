@@ -1,0 +1,307 @@
+/**
+ * The OpenAI Responses API shapes ai4ts reads and rebuilds: the response object, its output items and the
+ * streaming events. Only the fields ai4ts relies on are spelled out; everything else passes through untouched
+ * (every object keeps an index signature), so a newer API field is never lost.
+ */
+
+/** A response's lifecycle status as the API reports it. */
+export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
+
+/** Token usage as the Responses API reports it (see `toChatUsage` for the chat shape). */
+export interface ResponseUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  input_tokens_details?: { cached_tokens?: number; [key: string]: unknown };
+  output_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** A citation or other annotation attached to a span of output text. */
+export interface Annotation {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** Answer text inside a message. */
+export interface OutputTextPart {
+  type: 'output_text';
+  text: string;
+  annotations: Annotation[];
+  [key: string]: unknown;
+}
+
+/** The model declined: a refusal is a content part of its own, beside any text. */
+export interface RefusalPart {
+  type: 'refusal';
+  refusal: string;
+  [key: string]: unknown;
+}
+
+/** A content part of an assistant message. */
+export type MessageContentPart = OutputTextPart | RefusalPart;
+
+/** An assistant message. */
+export interface OutputMessage {
+  type: 'message';
+  id: string;
+  role: 'assistant';
+  status?: string;
+  content: MessageContentPart[];
+  [key: string]: unknown;
+}
+
+/** A call of one of the request's function tools. `arguments` is the JSON argument string exactly as streamed. */
+export interface FunctionCallItem {
+  type: 'function_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status?: string;
+  [key: string]: unknown;
+}
+
+/** A call of a custom (free-form text input) tool. */
+export interface CustomToolCallItem {
+  type: 'custom_tool_call';
+  id?: string;
+  call_id: string;
+  name: string;
+  input: string;
+  [key: string]: unknown;
+}
+
+/** One part of a reasoning summary. */
+export interface ReasoningSummaryPart {
+  type: 'summary_text';
+  text: string;
+}
+
+/** Raw reasoning text (models that expose it). */
+export interface ReasoningTextPart {
+  type: 'reasoning_text';
+  text: string;
+}
+
+/** The model's reasoning: a summary in parts, and for some models the raw text. */
+export interface ReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: ReasoningSummaryPart[];
+  content?: ReasoningTextPart[];
+  encrypted_content?: string | null;
+  status?: string;
+  [key: string]: unknown;
+}
+
+/** Item types of tools the API runs itself; their items are kept as they come, with their progress status. */
+export type BuiltInToolCallType =
+  | 'web_search_call'
+  | 'file_search_call'
+  | 'code_interpreter_call'
+  | 'image_generation_call'
+  | 'mcp_call'
+  | 'mcp_list_tools'
+  | 'mcp_approval_request'
+  | 'computer_call'
+  | 'local_shell_call'
+  | 'shell_call'
+  | 'apply_patch_call';
+
+/** A built-in tool call (web search, file search, code interpreter, image generation, MCP, ...), kept generic. */
+export interface BuiltInToolCallItem {
+  type: BuiltInToolCallType;
+  id: string;
+  status?: string;
+  [key: string]: unknown;
+}
+
+/** One item of a response's `output`. */
+export type OutputItem = OutputMessage | FunctionCallItem | CustomToolCallItem | ReasoningItem | BuiltInToolCallItem;
+
+/** The error of a failed response. */
+export interface ResponseErrorInfo {
+  code: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A response object. `output_text` is added by ai4ts (as by openai-node): all `output_text` parts of all
+ * messages, in order.
+ */
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at?: number;
+  model: string;
+  status: ResponseStatus;
+  output: OutputItem[];
+  output_text: string;
+  usage?: ResponseUsage | null;
+  error?: ResponseErrorInfo | null;
+  incomplete_details?: { reason?: string; [key: string]: unknown } | null;
+  previous_response_id?: string | null;
+  [key: string]: unknown;
+}
+
+/** Fields every streaming event carries. */
+interface EventBase {
+  sequence_number?: number;
+}
+
+/** Fields of events about one output item. */
+interface ItemEventBase extends EventBase {
+  output_index: number;
+  item_id?: string;
+}
+
+/** A lifecycle event carrying the whole response. The last three are terminal. */
+export interface ResponseLifecycleEvent extends EventBase {
+  type:
+    | 'response.created'
+    | 'response.in_progress'
+    | 'response.queued'
+    | 'response.completed'
+    | 'response.failed'
+    | 'response.incomplete';
+  /** The response as the server sent it (without the `output_text` ai4ts adds). */
+  response: Omit<ResponseObject, 'output_text'>;
+}
+
+export interface OutputItemEvent extends EventBase {
+  type: 'response.output_item.added' | 'response.output_item.done';
+  output_index: number;
+  item: OutputItem;
+}
+
+export interface ContentPartEvent extends ItemEventBase {
+  type: 'response.content_part.added' | 'response.content_part.done';
+  content_index: number;
+  part: MessageContentPart | ReasoningTextPart;
+}
+
+export interface OutputTextDeltaEvent extends ItemEventBase {
+  type: 'response.output_text.delta';
+  content_index: number;
+  delta: string;
+}
+
+export interface OutputTextDoneEvent extends ItemEventBase {
+  type: 'response.output_text.done';
+  content_index: number;
+  text: string;
+}
+
+export interface OutputTextAnnotationAddedEvent extends ItemEventBase {
+  type: 'response.output_text.annotation.added';
+  content_index: number;
+  annotation_index: number;
+  annotation: Annotation;
+}
+
+export interface RefusalDeltaEvent extends ItemEventBase {
+  type: 'response.refusal.delta';
+  content_index: number;
+  delta: string;
+}
+
+export interface RefusalDoneEvent extends ItemEventBase {
+  type: 'response.refusal.done';
+  content_index: number;
+  refusal: string;
+}
+
+export interface ReasoningSummaryPartEvent extends ItemEventBase {
+  type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
+  summary_index: number;
+  part: ReasoningSummaryPart;
+}
+
+export interface ReasoningSummaryTextDeltaEvent extends ItemEventBase {
+  type: 'response.reasoning_summary_text.delta';
+  summary_index: number;
+  delta: string;
+}
+
+export interface ReasoningSummaryTextDoneEvent extends ItemEventBase {
+  type: 'response.reasoning_summary_text.done';
+  summary_index: number;
+  text: string;
+}
+
+export interface ReasoningTextDeltaEvent extends ItemEventBase {
+  type: 'response.reasoning_text.delta';
+  content_index: number;
+  delta: string;
+}
+
+export interface ReasoningTextDoneEvent extends ItemEventBase {
+  type: 'response.reasoning_text.done';
+  content_index: number;
+  text: string;
+}
+
+export interface FunctionCallArgumentsDeltaEvent extends ItemEventBase {
+  type: 'response.function_call_arguments.delta';
+  delta: string;
+}
+
+export interface FunctionCallArgumentsDoneEvent extends ItemEventBase {
+  type: 'response.function_call_arguments.done';
+  arguments: string;
+  name?: string;
+}
+
+export interface CustomToolCallInputDeltaEvent extends ItemEventBase {
+  type: 'response.custom_tool_call_input.delta';
+  delta: string;
+}
+
+export interface CustomToolCallInputDoneEvent extends ItemEventBase {
+  type: 'response.custom_tool_call_input.done';
+  input: string;
+}
+
+/**
+ * Progress of a built-in tool call: `response.web_search_call.searching`, `response.mcp_call.completed`,
+ * `response.code_interpreter_call_code.delta`, `response.mcp_call_arguments.delta`, ...
+ */
+export interface BuiltInToolCallEvent extends ItemEventBase {
+  type:
+    | `response.${'web_search_call' | 'file_search_call' | 'code_interpreter_call' | 'image_generation_call' | 'mcp_call' | 'mcp_list_tools'}.${string}`
+    | `response.${'code_interpreter_call_code' | 'mcp_call_arguments'}.${'delta' | 'done'}`;
+  [key: string]: unknown;
+}
+
+/** An error reported inside the stream: flat `{code, message}` or nested `{error: {code, message}}`. */
+export interface ResponseErrorEvent extends EventBase {
+  type: 'error';
+  code?: string | null;
+  message?: string;
+  param?: string | null;
+  error?: { code?: string | null; message?: string; type?: string; param?: string | null };
+}
+
+/** Every documented streaming event ai4ts understands. */
+export type ResponseStreamEvent =
+  | ResponseLifecycleEvent
+  | OutputItemEvent
+  | ContentPartEvent
+  | OutputTextDeltaEvent
+  | OutputTextDoneEvent
+  | OutputTextAnnotationAddedEvent
+  | RefusalDeltaEvent
+  | RefusalDoneEvent
+  | ReasoningSummaryPartEvent
+  | ReasoningSummaryTextDeltaEvent
+  | ReasoningSummaryTextDoneEvent
+  | ReasoningTextDeltaEvent
+  | ReasoningTextDoneEvent
+  | FunctionCallArgumentsDeltaEvent
+  | FunctionCallArgumentsDoneEvent
+  | CustomToolCallInputDeltaEvent
+  | CustomToolCallInputDoneEvent
+  | BuiltInToolCallEvent
+  | ResponseErrorEvent;

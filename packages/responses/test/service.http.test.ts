@@ -1,0 +1,160 @@
+/** ResponsesService against real node:http servers on 127.0.0.1: real sockets, chunking, stalls and cuts. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AbortError, ConnectionError, StreamIncompleteError, TimeoutError, Transport } from '@ai4ts/core';
+import { type ResponseObject, ResponsesService } from '@ai4ts/responses';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parallelCallsScript, Script, textScript, toSse } from './fixtures.js';
+
+interface TestServer {
+  url: string;
+  /** Resolves when the response is closed, by either side. */
+  closed: Promise<void>;
+  stop(): Promise<void>;
+}
+
+let running: TestServer | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
+  let onClose = () => {};
+  const closed = new Promise<void>((resolve) => {
+    onClose = resolve;
+  });
+  const server: Server = createServer((req, res) => {
+    res.once('close', onClose);
+    req.resume();
+    req.once('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      handler(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  running = {
+    url: `http://127.0.0.1:${port}/v1`,
+    closed,
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return running;
+}
+
+function responses(url: string): ResponsesService {
+  return new ResponsesService(new Transport({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 }));
+}
+
+/** Writes `text` in pieces of `size` bytes, one per macrotask, then calls `after`. */
+function dribble(res: ServerResponse, text: string, size: number, after: () => void): void {
+  const bytes = Buffer.from(text);
+  let at = 0;
+  const next = () => {
+    if (res.destroyed) return;
+    if (at >= bytes.length) return after();
+    res.write(bytes.subarray(at, at + size));
+    at += size;
+    setImmediate(next);
+  };
+  next();
+}
+
+const partialOf = (error: unknown) => (error as StreamIncompleteError<ResponseObject>).partial;
+
+describe('ResponsesService over node:http', () => {
+  it('reads a stream delivered in small chunks with multi-byte characters split', async () => {
+    const server = await serve((_req, res) => dribble(res, toSse(textScript().events), 7, () => res.end()));
+    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    const deltas: string[] = [];
+    stream.on('content', (e) => deltas.push(e.delta));
+    const response = await stream.final();
+    expect(response.output_text).toBe('Paris is the capital of France — café ☕');
+    expect(deltas.join('')).toBe(response.output_text);
+  });
+
+  it('abort() mid-stream releases the socket and rejects with AbortError carrying the partial', async () => {
+    const s = new Script().start().message(0, 'msg_1', ['first ', 'words']);
+    // Everything but the terminal event, then the server stalls.
+    const server = await serve((_req, res) => res.write(toSse(s.events)));
+    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    stream.on('event', (event) => {
+      if (event.type === 'response.output_item.done') stream.abort();
+    });
+    const error = await stream.final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(partialOf(error)?.output_text).toBe('first words');
+    await server.closed;
+  });
+
+  it('leaving a for-await loop early aborts the request and closes the connection', async () => {
+    const s = new Script().start().message(0, 'msg_1', ['a', 'b', 'c']);
+    const server = await serve((_req, res) => res.write(toSse(s.events)));
+    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    const deltas: string[] = [];
+    for await (const event of stream) {
+      if (event.type === 'content') deltas.push(event.delta);
+      if (deltas.length === 2) break;
+    }
+    expect(deltas).toEqual(['a', 'b']);
+    await server.closed;
+    await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('a server that ends the stream without a terminal event gives StreamIncompleteError with the partial', async () => {
+    const events = parallelCallsScript().events;
+    const cut = events.slice(0, events.findIndex((e) => e.type === 'response.function_call_arguments.done'));
+    const server = await serve((_req, res) => dribble(res, toSse(cut), 64, () => res.end()));
+    const error = await responses(server.url)
+      .stream({ model: 'gpt-5', input: 'x' })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+    expect(partialOf(error)?.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual([
+      '{"city":"Paris","unit":"c"}',
+      '{"tz":"Europe/Paris"}',
+    ]);
+  });
+
+  it('a connection cut mid-event gives ConnectionError with the partial', async () => {
+    const s = new Script().start().message(0, 'msg_1', ['kept']);
+    const sse = toSse(s.events);
+    const server = await serve((_req, res) => {
+      res.write(`${sse}event: response.output_text.delta\ndata: {"type":"resp`);
+      setImmediate(() => res.socket?.destroy());
+    });
+    const error = await responses(server.url)
+      .stream({ model: 'gpt-5', input: 'x' })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(partialOf(error)?.output_text).toBe('kept');
+  });
+
+  it('a stall past idleTimeout gives TimeoutError with the partial and closes the connection', async () => {
+    const s = new Script().start().message(0, 'msg_1', ['before ', 'the stall']);
+    const server = await serve((_req, res) => res.write(toSse(s.events)));
+    const error = await responses(server.url)
+      .stream({ model: 'gpt-5', input: 'x' }, { idleTimeout: 200 })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).phase).toBe('idle');
+    expect(partialOf(error)?.output_text).toBe('before the stall');
+    await server.closed;
+  });
+
+  it('create() aggregates a streamed answer over a real socket', async () => {
+    const server = await serve((_req, res) => dribble(res, toSse(parallelCallsScript().events), 100, () => res.end()));
+    const response = await responses(server.url).create({ model: 'gpt-5', input: 'x', stream: true });
+    expect(response.output.map((item) => item.type === 'function_call' && item.call_id)).toEqual([
+      'call_weather',
+      'call_time',
+    ]);
+  });
+});
