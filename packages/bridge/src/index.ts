@@ -1,1 +1,45 @@
-export {};
+/**
+ * @ai4ts/bridge: custom SSE dialects in, OpenAI-compatible (and other) SSE out, server helpers, and a proxy that
+ * makes any streaming daemon an OpenAI endpoint.
+ */
+export type { BridgeEvent, DoneEvent, StartEvent, UnknownEvent } from './events.js';
+export {
+  type BridgeCompletion,
+  type BridgeMessage,
+  type BridgeToolCall,
+  CompletionBuilder,
+  type CompletionOptions,
+  type DaemonTool,
+  type ToolCallOwner,
+} from './completion.js';
+export {
+  type Dialect,
+  type DialectSource,
+  type DialectSpec,
+  defineDialect,
+  type EventRule,
+  type ReadOptions,
+  type UpstreamInput,
+} from './dialect.js';
+export { readTypedEventDialect, typedEventDialect } from './dialects/typed.js';
+export { readNamedEventDialect, namedEventDialect } from './dialects/named.js';
+export {
+  type NamedEventOptions,
+  type OpenAIErrorObject,
+  openAIErrorObject,
+  type OpenAIStreamOptions,
+  toNamedEventSse,
+  toOpenAICompletion,
+  toOpenAISse,
+} from './writers.js';
+export {
+  DEFAULT_HEARTBEAT_MS,
+  SSE_HEADERS,
+  type SseServeOptions,
+  type SseMessageSource,
+  sseResponse,
+  writeSse,
+} from './server.js';
+export { ProxyRequestSchema, type ProxyRequest } from './request.js';
+export { createOpenAIProxy, type OpenAIProxy, type OpenAIProxyOptions } from './proxy.js';
+export { type ListenOptions, type ListeningProxy, listenOpenAIProxy } from './listen.js';

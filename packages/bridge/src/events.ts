@@ -1,0 +1,34 @@
+/**
+ * The events a dialect reader yields: the normalized events of @ai4ts/core, plus three that only a daemon's
+ * dialect has: its ids at the start, its ids at the end, and event types the dialect does not know.
+ */
+import type { NormalizedEvent, Usage } from '@ai4ts/core';
+
+/** The daemon opened its answer; the ids it announced (a message id, sometimes a session id). */
+export interface StartEvent {
+  type: 'start';
+  sessionId?: string | undefined;
+  messageId?: string | undefined;
+}
+
+/** The daemon's terminal event: the answer is complete. Its ids, and its own usage total when it sent one. */
+export interface DoneEvent {
+  type: 'done';
+  sessionId?: string | undefined;
+  messageId?: string | undefined;
+  /** The total the daemon reported on its terminal event; the summed `usage` events are authoritative. */
+  usage?: Usage | undefined;
+  raw: unknown;
+}
+
+/** An event type the dialect does not map: kept and surfaced, never thrown. */
+export interface UnknownEvent {
+  type: 'unknown';
+  /** The daemon's type for it (its `type` field or SSE event name); '' when it had none. */
+  name: string;
+  /** The parsed JSON data, or the raw text when it was not JSON. */
+  data: unknown;
+}
+
+/** Every event a bridge reader yields and a bridge writer accepts. */
+export type BridgeEvent = NormalizedEvent | StartEvent | DoneEvent | UnknownEvent;

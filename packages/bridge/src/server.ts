@@ -1,0 +1,138 @@
+/**
+ * Serving SSE: `sseResponse` for fetch-style servers, `writeSse` for node:http. Both flush each message as it is
+ * produced, pull the next one only when the client has taken the last (a paused client stalls the source), send
+ * comment heartbeats while idle, and abort the source when the client goes away.
+ */
+import type { ServerResponse } from 'node:http';
+import { encodeSse, type SseMessage } from '@ai4ts/sse';
+
+/** The headers of an SSE response: no caching, no proxy buffering (`X-Accel-Buffering: no` for nginx). */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/** How often an idle stream sends a heartbeat comment, by default. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+const HEARTBEAT = ': ping\n\n';
+
+/**
+ * The messages to send: an async iterable, or a function that makes one from a signal that aborts when the client
+ * disconnects (pass it to your upstream `fetch` so that a departed client cancels the upstream request).
+ */
+export type SseMessageSource = AsyncIterable<SseMessage> | ((signal: AbortSignal) => AsyncIterable<SseMessage>);
+
+/** Options of {@link sseResponse} and {@link writeSse}. */
+export interface SseServeOptions {
+  /** Milliseconds between heartbeat comments (`: ping`); 0 turns them off. Default 15000. */
+  heartbeatMs?: number;
+  /** Extra response headers (they may override the SSE ones). */
+  headers?: Record<string, string>;
+  /** Default 200. */
+  status?: number;
+}
+
+/**
+ * A fetch `Response` streaming `events` as SSE. The body pulls one message at a time; cancelling it (the client
+ * left) aborts the source's signal and returns its iterator. A source that throws errors the body, so the client
+ * sees a broken stream, never a clean end.
+ */
+export function sseResponse(events: SseMessageSource, init: SseServeOptions = {}): Response {
+  const controller = new AbortController();
+  const iterator = open(events, controller.signal);
+  const encoder = new TextEncoder();
+  const heartbeatMs = init.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(stream) {
+      if (heartbeatMs > 0)
+        timer = setInterval(() => {
+          // Only into an empty queue: a client that is not reading needs no heartbeat.
+          if ((stream.desiredSize ?? 0) > 0) stream.enqueue(encoder.encode(HEARTBEAT));
+        }, heartbeatMs);
+    },
+    async pull(stream) {
+      try {
+        const next = await iterator.next();
+        if (next.done) {
+          clearInterval(timer);
+          stream.close();
+        } else stream.enqueue(encoder.encode(encodeSse(next.value)));
+      } catch (error) {
+        clearInterval(timer);
+        stream.error(error);
+      }
+    },
+    cancel(reason) {
+      clearInterval(timer);
+      controller.abort(reason);
+      iterator.return?.().catch(() => {});
+    },
+  });
+  return new Response(body, { status: init.status ?? 200, headers: { ...SSE_HEADERS, ...init.headers } });
+}
+
+/**
+ * Streams `events` as SSE on a node:http response: writes the headers, flushes each message, waits for 'drain'
+ * when the socket is full before pulling the next, and sends heartbeats while idle. When the client disconnects it
+ * aborts the source's signal and returns its iterator. Resolves when the response ended or the client left; if the
+ * source throws, the connection is destroyed (never a clean end) and the promise rejects with that error.
+ */
+export async function writeSse(
+  res: ServerResponse,
+  events: SseMessageSource,
+  options: SseServeOptions = {},
+): Promise<void> {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort(new Error('The client disconnected'));
+  };
+  res.on('close', onClose);
+  const iterator = open(events, controller.signal);
+  if (!res.headersSent) {
+    res.writeHead(options.status ?? 200, { ...SSE_HEADERS, ...options.headers });
+    res.flushHeaders();
+  }
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const timer =
+    heartbeatMs > 0
+      ? setInterval(() => {
+          if (!res.writableNeedDrain && !res.destroyed) res.write(HEARTBEAT);
+        }, heartbeatMs)
+      : undefined;
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || res.destroyed) break;
+      if (!res.write(encodeSse(next.value))) await drained(res);
+    }
+    if (!res.destroyed) res.end();
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    res.destroy();
+    throw error;
+  } finally {
+    clearInterval(timer);
+    res.off('close', onClose);
+    if (res.destroyed) iterator.return?.().catch(() => {});
+  }
+}
+
+function open(events: SseMessageSource, signal: AbortSignal): AsyncIterator<SseMessage> {
+  return (typeof events === 'function' ? events(signal) : events)[Symbol.asyncIterator]();
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -1,0 +1,220 @@
+/**
+ * Writers: bridge events out as OpenAI `chat.completion.chunk` SSE, as one `chat.completion`, or as the
+ * named-event dialect. A failure before any output is thrown (a server can still answer with an HTTP error);
+ * after output began it is written into the stream, and the stream ends without its success terminator.
+ */
+import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import type { SseMessage } from '@ai4ts/sse';
+import { type BridgeCompletion, CompletionBuilder, type CompletionOptions } from './completion.js';
+import type { BridgeEvent } from './events.js';
+
+/** An error in OpenAI's shape: the `error` member of an error body or of an in-stream error chunk. */
+export interface OpenAIErrorObject {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+}
+
+/** Options of {@link toOpenAISse}. */
+export interface OpenAIStreamOptions extends CompletionOptions {
+  /** Send a last chunk with `choices: []` and the usage, as OpenAI does for `stream_options.include_usage`. */
+  includeUsage?: boolean;
+}
+
+/**
+ * Bridge events to OpenAI `chat.completion.chunk` SSE messages: `content`, `reasoning_content`, tool calls
+ * (see {@link CompletionOptions.toolCalls}: daemon-run tools go under the vendor delta field `daemon_tools`), a
+ * finish chunk (carrying `session_id`), the usage chunk when asked and known, then `data: [DONE]`.
+ * A failure after output began becomes a `data: {"error": {...}}` chunk and no `[DONE]`.
+ */
+export async function* toOpenAISse(
+  events: AsyncIterable<BridgeEvent>,
+  options: OpenAIStreamOptions = {},
+): AsyncGenerator<SseMessage> {
+  const state = new CompletionBuilder(options);
+  const extra = options.includeUsage ? { usage: null } : {};
+  const chunk = (
+    delta: Record<string, unknown>,
+    finishReason: string | null = null,
+    tail: object = {},
+  ): SseMessage => ({
+    data: JSON.stringify({
+      id: state.id,
+      object: 'chat.completion.chunk',
+      created: state.created,
+      model: state.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+      ...extra,
+      ...tail,
+    }),
+  });
+  const indexes = new Map<string, number>();
+  const indexOf = (id: string) => {
+    const index = indexes.get(id) ?? indexes.size;
+    indexes.set(id, index);
+    return index;
+  };
+  const daemon = state.toolCalls === 'daemon';
+  let began = false;
+
+  try {
+    for await (const event of events) {
+      if (event.type === 'error') throw event.error;
+      state.add(event);
+      let delta: Record<string, unknown> | undefined;
+      switch (event.type) {
+        case 'content':
+          delta = { content: event.delta };
+          break;
+        case 'reasoning':
+          delta = { reasoning_content: event.delta };
+          break;
+        case 'tool_call.start':
+          if (!daemon)
+            delta = {
+              tool_calls: [
+                {
+                  index: indexOf(event.id),
+                  id: event.id,
+                  type: 'function',
+                  function: { name: event.name, arguments: '' },
+                },
+              ],
+            };
+          break;
+        case 'tool_call.delta':
+          if (!daemon) delta = { tool_calls: [{ index: indexOf(event.id), function: { arguments: event.delta } }] };
+          break;
+        case 'tool_call.done':
+          if (daemon)
+            delta = {
+              daemon_tools: [{ index: indexOf(event.id), id: event.id, name: event.name, arguments: event.arguments }],
+            };
+          break;
+        case 'tool.result':
+          if (daemon) {
+            const result: Record<string, unknown> = {
+              index: indexOf(event.id),
+              id: event.id,
+              name: event.name,
+              output: event.output,
+              is_error: event.isError,
+            };
+            if (event.durationMs !== undefined) result.duration_ms = event.durationMs;
+            delta = { daemon_tools: [result] };
+          }
+          break;
+      }
+      if (!delta) continue;
+      yield chunk(began ? delta : { role: 'assistant', ...delta });
+      began = true;
+    }
+  } catch (error) {
+    if (!began) throw error;
+    yield { data: JSON.stringify({ error: openAIErrorObject(error) }) };
+    return;
+  }
+  const session = state.sessionId === undefined ? {} : { session_id: state.sessionId };
+  yield chunk(began ? {} : { role: 'assistant', content: '' }, state.finalReason, session);
+  if (options.includeUsage && state.usage) {
+    yield {
+      data: JSON.stringify({
+        id: state.id,
+        object: 'chat.completion.chunk',
+        created: state.created,
+        model: state.model,
+        choices: [],
+        usage: state.usage,
+        ...session,
+      }),
+    };
+  }
+  yield { data: '[DONE]' };
+}
+
+/**
+ * Bridge events to one aggregated `chat.completion`. Throws the stream's failure with `partial` set to the
+ * completion so far.
+ */
+export async function toOpenAICompletion(
+  events: AsyncIterable<BridgeEvent>,
+  options: CompletionOptions = {},
+): Promise<BridgeCompletion> {
+  const state = new CompletionBuilder(options);
+  try {
+    for await (const event of events) {
+      if (event.type === 'error') throw event.error;
+      state.add(event);
+    }
+  } catch (error) {
+    const failure =
+      error instanceof Ai4tsError ? error : new ConnectionError('The event stream failed', { cause: error });
+    failure.partial = state.completion();
+    throw failure;
+  }
+  return state.completion(true);
+}
+
+/** Options of {@link toNamedEventSse}. */
+export interface NamedEventOptions {
+  /** The message id to announce when the events carry none; a new UUID by default. */
+  messageId?: string;
+}
+
+/**
+ * Bridge events to the named-event dialect: `start {message_id}`, one `message {content}` per text delta,
+ * `done {message_id}` (null when nothing was produced); after output began a failure is `error {error, type}` and
+ * no `done`. Reasoning, tools and usage have no place in this dialect and are dropped.
+ */
+export async function* toNamedEventSse(
+  events: AsyncIterable<BridgeEvent>,
+  options: NamedEventOptions = {},
+): AsyncGenerator<SseMessage> {
+  let messageId: string | undefined;
+  let started = false;
+  const start = (): SseMessage => {
+    started = true;
+    return { event: 'start', data: JSON.stringify({ message_id: messageId ?? null }) };
+  };
+  try {
+    for await (const event of events) {
+      if (event.type === 'error') throw event.error;
+      if (event.type === 'start') {
+        messageId = event.messageId ?? messageId;
+        if (!started) yield start();
+      } else if (event.type === 'content') {
+        messageId ??= options.messageId ?? crypto.randomUUID();
+        if (!started) yield start();
+        yield { event: 'message', data: JSON.stringify({ content: event.delta }) };
+      } else if (event.type === 'done') {
+        messageId = event.messageId ?? messageId;
+      }
+    }
+  } catch (error) {
+    if (!started) throw error;
+    const { message, code, type } = openAIErrorObject(error);
+    yield { event: 'error', data: JSON.stringify({ error: message, type: code ?? type }) };
+    return;
+  }
+  if (!started) yield start();
+  yield { event: 'done', data: JSON.stringify({ message_id: messageId ?? null }) };
+}
+
+/**
+ * Reads a stream failure into OpenAI's error object: type `upstream_error`, and as code the daemon's own code for
+ * its error events, else what went wrong (`stream_incomplete`, `upstream_protocol_error`, ...).
+ */
+export function openAIErrorObject(error: unknown): OpenAIErrorObject {
+  const message = error instanceof Error ? error.message : String(error);
+  return { message, type: 'upstream_error', param: null, code: codeOf(error) };
+}
+
+function codeOf(error: unknown): string | null {
+  if (error instanceof ApiError) return error.code ?? null;
+  if (error instanceof StreamIncompleteError) return 'stream_incomplete';
+  if (error instanceof ProtocolError) return 'upstream_protocol_error';
+  if (error instanceof ConnectionError) return 'upstream_connection_error';
+  if (error instanceof AbortError) return 'aborted';
+  return null;
+}
