@@ -8,18 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import OpenAI from 'openai';
 import { Bench } from 'tinybench';
-
-/** Deterministic PRNG (mulberry32), so every run measures the same bytes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { best, cut, prng, streamOf } from './input.ts';
 
 const WORDS = ['the', 'stream', 'of', 'tokens', 'café', 'naïve', '東京', 'データ', 'Привет', '😀', 'résumé', 'λ', 'model', 'answer', '"quoted"', 'line\n'];
 const BASE = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":';
@@ -62,28 +51,6 @@ function buildStream(minBytes: number, random: () => number): string {
   events.push('data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5000,"total_tokens":5100}}\n\n');
   events.push('data: [DONE]\n\n');
   return events.join('');
-}
-
-/** `bytes` cut into pieces of `min`..`max` bytes (anywhere, including inside multi-byte characters). */
-function cut(bytes: Uint8Array, min: number, max: number, random: () => number): Uint8Array[] {
-  const pieces: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; ) {
-    const size = min + Math.floor(random() * (max - min + 1));
-    pieces.push(bytes.subarray(at, at + size));
-    at += size;
-  }
-  return pieces;
-}
-
-function streamOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream({
-    pull(controller) {
-      const piece = pieces[i++];
-      if (piece) controller.enqueue(piece);
-      else controller.close();
-    },
-  });
 }
 
 interface Delta {
@@ -131,17 +98,6 @@ async function openaiFinal(client: OpenAI): Promise<unknown> {
   return client.chat.completions
     .stream({ model: 'gpt-bench', messages: [{ role: 'user', content: 'go' }] })
     .finalChatCompletion();
-}
-
-/** Best of `runs` wall times in ms. */
-async function best(runs: number, task: () => Promise<unknown>): Promise<number> {
-  let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await task();
-    min = Math.min(min, performance.now() - start);
-  }
-  return min;
 }
 
 /** One content event whose bytes arrive in `n` chunks of 10 bytes. */

@@ -5,20 +5,9 @@
 import { SseDecoder } from '@ai4ts/sse';
 import { createParser } from 'eventsource-parser';
 import { Bench } from 'tinybench';
+import { cut, prng } from './input.ts';
 
 const TARGET_BYTES = 5 * 1024 * 1024;
-
-/** mulberry32: a deterministic stream and chunking on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['the', 'stream', ' of', ' tokens', ' héllo', ' 世界', ' 😀', ' Привет', ' naïve', ' café', ' résumé', '\n', ' 42', ' ok'];
 
@@ -44,16 +33,6 @@ function chatStream(random: () => number): string {
   }
   parts.push('data: [DONE]\n\n');
   return parts.join('');
-}
-
-function chunk(bytes: Uint8Array, random: () => number): Uint8Array[] {
-  const chunks: Uint8Array[] = [];
-  for (let at = 0; at < bytes.length; ) {
-    const size = 1024 + Math.floor(random() * 3072);
-    chunks.push(bytes.subarray(at, at + size));
-    at += size;
-  }
-  return chunks;
 }
 
 /** Each contender counts events and data length, so every result is consumed the same way. */
@@ -127,7 +106,7 @@ function spread(count: number): number {
 export default async function run(): Promise<void> {
   const random = prng(20_241_130);
   const bytes = new TextEncoder().encode(chatStream(random));
-  const chunks = chunk(bytes, random);
+  const chunks = cut(bytes, 1024, 4095, random);
   const megabytes = bytes.length / 1e6;
 
   const contenders = { '@ai4ts/sse': ai4ts, 'eventsource-parser 3': eventsourceParser, 'floor (indexOf split)': floor };
