@@ -25,3 +25,12 @@ export {
 } from './service.js';
 export { ChatStream, type ChatStreamInit, type ChatStreamRunner } from './stream.js';
 export * from './types.js';
+export {
+  type ChatToolLoopEvent,
+  type ChatToolLoopOptions,
+  type ChatToolLoopResult,
+  type ChatToolLoopStream,
+  chatToolLoopAdapter,
+  runChatToolLoop,
+  streamChatToolLoop,
+} from './loop.js';

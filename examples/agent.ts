@@ -1,0 +1,103 @@
+/**
+ * A streaming agent: a question that needs two tools, answered by the tool loop, printed live.
+ *
+ * By default it starts the scripted model of @ai4ts/testing on 127.0.0.1 (real SSE: reasoning, fragmented parallel
+ * tool calls, text), so it runs offline. With `OPENAI_API_KEY` set (or `AI4TS_PROVIDER` plus that provider's key,
+ * and `AI4TS_MODEL` for a non-default model) the same code talks to the real provider.
+ *
+ *   npx tsx examples/agent.ts
+ */
+import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
+import { type Ai4tsOptions, createClient, defineTool, type ProviderName, resolveProvider } from 'ai4ts';
+import * as z from 'zod';
+
+const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', deepseek: 'deepseek-chat' };
+
+/** The real provider the environment names, if its key is set. */
+function realProvider(): { options: Ai4tsOptions; model: string } | undefined {
+  const name = (process.env.AI4TS_PROVIDER ?? 'openai') as ProviderName;
+  const preset = resolveProvider(name);
+  if (!preset.apiKeyEnv.some((key) => process.env[key])) return undefined;
+  const model = process.env.AI4TS_MODEL ?? DEFAULT_MODELS[name];
+  if (!model) throw new Error(`Set AI4TS_MODEL to the ${name} model to use`);
+  return { options: { provider: name }, model };
+}
+
+// Demo readings: the point is the loop, not the weather service.
+const CELSIUS: Record<string, number> = { paris: 18, zürich: 21, zurich: 21 };
+
+const getWeather = defineTool({
+  name: 'get_weather',
+  description: 'The current weather of a city',
+  parameters: z.object({ city: z.string().describe('City name') }),
+  execute: async ({ city }) => ({ city, temperature: CELSIUS[city.toLowerCase()] ?? 15, unit: 'celsius' }),
+});
+
+const convertTemperature = defineTool({
+  name: 'convert_temperature',
+  description: 'Converts a temperature between celsius and fahrenheit',
+  parameters: z.object({
+    value: z.number(),
+    from: z.enum(['celsius', 'fahrenheit']),
+    to: z.enum(['celsius', 'fahrenheit']),
+  }),
+  execute: async ({ value, from, to }) => {
+    if (from === to) return value;
+    const converted = from === 'celsius' ? (value * 9) / 5 + 32 : ((value - 32) * 5) / 9;
+    return Math.round(converted * 10) / 10;
+  },
+});
+
+const real = realProvider();
+let server: MockModel | undefined;
+if (!real) server = await startMockModel({ script: agentScript });
+const client = createClient(real?.options ?? { baseURL: server?.baseURL, apiKey: 'local-demo' });
+console.log(real ? `Provider: ${client.transport.provider.name}, model ${real.model}` : `Scripted model at ${server?.baseURL}`);
+console.log(`\nQuestion: ${agentQuestion}`);
+
+try {
+  const stream = client.chat.stream({
+    model: real?.model ?? 'mock-model',
+    messages: [{ role: 'user', content: agentQuestion }],
+    tools: [getWeather, convertTemperature],
+    maxSteps: 5,
+  });
+
+  // Streamed text continues its section; each tool call and result gets its own line.
+  let section = '';
+  const write = (name: string, text: string) => {
+    if (section !== name) process.stdout.write(`\n  [${name}] `);
+    section = name;
+    process.stdout.write(text);
+  };
+  const line = (name: string, text: string) => {
+    section = '';
+    process.stdout.write(`\n  [${name}] ${text}`);
+  };
+  for await (const event of stream) {
+    if (event.type === 'step.start') {
+      section = '';
+      process.stdout.write(`\n\n── step ${event.step} ──`);
+    } else if (event.type === 'reasoning') write('reasoning', event.delta);
+    else if (event.type === 'content') write('answer', event.delta);
+    else if (event.type === 'tool_call.done') line('tool call', `${event.name}(${event.arguments})`);
+    else if (event.type === 'tool.result') {
+      const output = typeof event.output === 'string' ? event.output : JSON.stringify(event.output);
+      line(`${event.name} ->`, `${event.isError ? 'ERROR ' : ''}${output}`);
+    }
+  }
+
+  const result = await stream.final();
+  console.log('\n\n── summary ──');
+  for (const step of result.steps) {
+    const calls = step.toolCalls.map((call) => call.name).join(', ') || 'none';
+    console.log(`step ${step.step}: finish ${step.finishReason}, tools: ${calls}, tokens: ${step.usage?.total_tokens ?? '?'}`);
+  }
+  const usage = result.usage;
+  console.log(
+    `total: ${result.steps.length} steps, finish ${result.finishReason}, ` +
+      `tokens ${usage?.prompt_tokens ?? '?'} in + ${usage?.completion_tokens ?? '?'} out = ${usage?.total_tokens ?? '?'}`,
+  );
+} finally {
+  await server?.close();
+}
