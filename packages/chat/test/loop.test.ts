@@ -99,6 +99,69 @@ describe('runChatToolLoop', () => {
     expect(JSON.parse(toolMessage?.content ?? '')).toEqual({ error: expect.stringMatching(/JSON/i) });
   });
 
+  it('answers schema-invalid, unknown, throwing, timed-out and denied calls with error tool messages', async () => {
+    const transport = await start([
+      {
+        toolCalls: [
+          { id: 'call_schema', name: 'get_weather', arguments: '{"city": 42}' },
+          { id: 'call_unknown', name: 'get_stock', arguments: '{}' },
+          { id: 'call_throw', name: 'explode', arguments: '{}' },
+          { id: 'call_slow', name: 'slow', arguments: '{}' },
+          { id: 'call_denied', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+          { id: 'call_ok', name: 'get_weather', arguments: '{"city":"Rome"}' },
+        ],
+      },
+      { content: 'Done.' },
+    ]);
+    const ran: string[] = [];
+    let slowSignal: AbortSignal | undefined;
+    const explode = defineTool({
+      name: 'explode',
+      parameters: z.object({}),
+      execute: () => {
+        throw new Error('boom in the tool');
+      },
+    });
+    const slow = defineTool({
+      name: 'slow',
+      parameters: z.object({}),
+      timeout: 20,
+      execute: (_args, { signal }) => {
+        slowSignal = signal;
+        return new Promise((resolve) => signal.addEventListener('abort', () => resolve('too late')));
+      },
+    });
+
+    const result = await runChatToolLoop(transport, {
+      model: 'mock-model',
+      messages: [question],
+      tools: [weatherTool(ran), explode, slow],
+      onToolCall: (call) => (call.id === 'call_denied' ? { deny: 'not allowed here' } : 'allow'),
+    });
+
+    expect(ran).toEqual(['Rome']);
+    expect(slowSignal?.aborted).toBe(true);
+    expect(result.text).toBe('Done.');
+    const sent = bodies()[1]?.messages as { role: string; tool_call_id?: string; content: string }[];
+    const toolMessages = sent.filter((m) => m.role === 'tool');
+    expect(toolMessages.map((m) => m.tool_call_id)).toEqual([
+      'call_schema',
+      'call_unknown',
+      'call_throw',
+      'call_slow',
+      'call_denied',
+      'call_ok',
+    ]);
+    const errors = toolMessages.slice(0, 5).map((m) => (JSON.parse(m.content) as { error: string }).error);
+    expect(errors[0]).toMatch(/city/);
+    expect(errors[1]).toMatch(/get_stock/);
+    expect(errors[2]).toMatch(/boom in the tool/);
+    expect(errors[3]).toMatch(/time/i);
+    expect(errors[4]).toMatch(/not allowed here/);
+    expect(JSON.parse(toolMessages[5]?.content ?? '')).toEqual({ city: 'Rome', temperature: 4 });
+    expect(result.steps[0]?.toolResults.map((r) => r.isError)).toEqual([true, true, true, true, true, false]);
+  });
+
   it('stops after maxSteps requests and returns the last calls unexecuted', async () => {
     const call = { name: 'get_weather', arguments: { city: 'Oslo' } };
     const transport = await start(() => ({ toolCalls: [call] }));
