@@ -1,5 +1,5 @@
 import { type ChatCompletionRequest, type ChatToolLoopEvent, runChatToolLoop, streamChatToolLoop } from '@ai4ts/chat';
-import { AbortError, Ai4tsError, defineTool, type ToolLoopPartial, Transport } from '@ai4ts/core';
+import { AbortError, Ai4tsError, defineTool, type ToolLoopPartial, Transport, type ValidToolCall } from '@ai4ts/core';
 import { type MockModel, type MockScript, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -136,7 +136,7 @@ describe('runChatToolLoop', () => {
       model: 'mock-model',
       messages: [question],
       tools: [weatherTool(ran), explode, slow],
-      onToolCall: (call) => (call.id === 'call_denied' ? { deny: 'not allowed here' } : 'allow'),
+      onToolCall: (call: ValidToolCall) => (call.id === 'call_denied' ? { deny: 'not allowed here' } : 'allow'),
     });
 
     expect(ran).toEqual(['Rome']);
