@@ -2,6 +2,7 @@
 import { type ListeningProxy, listenOpenAIProxy } from '@ai4ts/bridge';
 import { collectChatCompletion } from '@ai4ts/chat';
 import { ApiError } from '@ai4ts/core';
+import { Ai4ts } from 'ai4ts';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Daemon, NAMED_ANSWER, sse, startDaemon, TYPED_ANSWER, typed } from './helpers.js';
@@ -157,6 +158,42 @@ describe('collectChatCompletion from @ai4ts/chat', () => {
     const error = await collectChatCompletion(response).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ message: 'crashed', code: 'oom' });
+    expect((error as ApiError).partial).toMatchObject({ choices: [{ message: { content: 'Part' } }] });
+  });
+});
+
+describe('our own client (ai4ts)', () => {
+  const ai4ts = (url: string) => new Ai4ts({ baseURL: `${url}/v1`, apiKey: 'sk-proxy', maxRetries: 0 });
+
+  it('streams through client.chat.stream and aggregates to the same completion', async () => {
+    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const stream = ai4ts(proxy.url).chat.stream({ model: 'daemon', messages });
+    let content = '';
+    for await (const event of stream) if (event.type === 'content') content += event.delta;
+    const completion = await stream.final();
+    expect(content).toBe('It is 18C in Paris.');
+    expect(completion.choices[0]?.message.reasoning_content).toBe('Let me check. Now answer.');
+    expect(completion.choices[0]?.message.tool_calls).toBeUndefined();
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.usage).toEqual({ prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 });
+  });
+
+  it('gets one completion from client.chat.create without streaming', async () => {
+    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const completion = await ai4ts(proxy.url).chat.create({ model: 'daemon', messages });
+    expect(completion.choices[0]?.message.content).toBe('It is 18C in Paris.');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+  });
+
+  it('rejects with ApiError and the partial text when the daemon fails mid-stream', async () => {
+    const { proxy } = await setup((res) =>
+      sse(res, typed({ type: 'text', content: 'Part' }) + typed({ type: 'error', message: 'crashed', code: 'oom' })),
+    );
+    const error = await ai4ts(proxy.url)
+      .chat.stream({ model: 'daemon', messages })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).partial).toMatchObject({ choices: [{ message: { content: 'Part' } }] });
   });
 });
