@@ -1,6 +1,6 @@
 /** Request and response shapes, against msw: URLs, headers per auth style, bodies, overrides, typed errors. */
 import {
-  type ApiError,
+  ApiError,
   AuthenticationError,
   BadRequestError,
   MAX_ERROR_MESSAGE_LENGTH,
@@ -220,6 +220,17 @@ describe('bodies, headers and per-call overrides', () => {
     for await (const event of stream) events.push(event);
     expect(events).toEqual([{ event: 'message', data: '{"a":1}' }]);
     expect(stream.response.status).toBe(200);
+  });
+
+  it('stream() raises a 200 JSON error body as the provider\'s ApiError, not an empty stream', async () => {
+    answer('https://api.openai.com', () =>
+      HttpResponse.json({ error: { message: 'You exceeded your quota', type: 'insufficient_quota', code: null } }),
+    );
+    const error = await new Transport({ apiKey: 'k' })
+      .stream('/chat/completions', { body: { stream: true } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ message: 'You exceeded your quota', code: 'insufficient_quota' });
   });
 
   it('applies per-call baseURL, apiKey and headers over the client, and client headers over the preset', async () => {

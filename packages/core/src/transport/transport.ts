@@ -161,6 +161,7 @@ export class Transport {
       ...withAccept(init, 'text/event-stream'),
       method: init.method ?? 'POST',
     });
+    await throwJsonError(response);
     const call = init.options ?? {};
     return readSseStream(response, {
       signal: call.signal,
@@ -271,4 +272,17 @@ async function responseError(
 
 function redact(text: string, apiKey: string | undefined): string {
   return apiKey && text.includes(apiKey) ? text.replaceAll(apiKey, '[redacted]') : text;
+}
+
+/**
+ * Some gateways answer a streaming request with HTTP 200 and a JSON error body instead of SSE. That is the
+ * provider's error, not an empty stream: raise it. Other JSON is left for the protocol layer (the body is cloned).
+ */
+async function throwJsonError(response: Response): Promise<void> {
+  if (!response.headers.get('content-type')?.includes('application/json')) return;
+  const body: unknown = await response
+    .clone()
+    .json()
+    .catch(() => undefined);
+  if (isRecord(body) && body.error !== undefined && body.error !== null) throw ApiError.fromStreamError(body, undefined);
 }
