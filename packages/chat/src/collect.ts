@@ -10,7 +10,7 @@ import {
   ProtocolError,
   StreamIncompleteError,
 } from '@ai4ts/core';
-import { parseSse, SseDecoder, SseError, type SseEvent } from '@ai4ts/sse';
+import { parseSse, SseError, type SseEvent } from '@ai4ts/sse';
 import { ChatStreamListener, type ChatStreamListenerOptions } from './listener.js';
 import type { ChatCompletion } from './types.js';
 
@@ -39,20 +39,16 @@ export function collectChatCompletion(
 ): Promise<ChatCompletion> {
   const listener = options.listener ?? new ChatStreamListener(options);
   const { signal, maxEventSize } = options;
-  if (typeof source === 'string') {
-    const decoder = new SseDecoder(maxEventSize === undefined ? {} : { maxEventSize });
-    let events: SseEvent[];
-    try {
-      events = [...decoder.push(source), ...decoder.end()];
-    } catch (error) {
-      return Promise.reject(listener.fail(toAi4tsError(error, signal)));
-    }
-    return readChatEvents(events, listener, signal);
-  }
   const sseOptions: { signal?: AbortSignal; maxEventSize?: number } = {};
   if (signal) sseOptions.signal = signal;
   if (maxEventSize !== undefined) sseOptions.maxEventSize = maxEventSize;
-  return readChatEvents(parseSse(source, sseOptions), listener, signal);
+  // A whole string goes through the same decoder path, so events before an oversized one still reach the listener.
+  const input = typeof source === 'string' ? oneChunk(source) : source;
+  return readChatEvents(parseSse(input, sseOptions), listener, signal);
+}
+
+async function* oneChunk(text: string): AsyncIterable<string> {
+  yield text;
 }
 
 /**

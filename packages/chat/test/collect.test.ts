@@ -155,6 +155,13 @@ describe('collectChatCompletion', () => {
     expect(error).toBeInstanceOf(ProtocolError);
   });
 
+  it('keeps the text before an oversized event when the whole stream comes as one string', async () => {
+    const stream = sse(chunk({ content: 'kept' }), chunk({ content: 'x'.repeat(5000) }), finish('stop'));
+    const error = await rejection(collectChatCompletion(stream, { maxEventSize: 1000 }));
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect(partialOf(error).choices[0]?.message.content).toBe('kept');
+  });
+
   it('a source that errors mid-stream is a ConnectionError carrying the partial', async () => {
     let sent = false;
     const source = new ReadableStream<Uint8Array>({
