@@ -6,6 +6,16 @@ export { type ChatCompletionView, toChatCompletion, toChatUsage, toFinishReason 
 export { type CollectMessageOptions, collectMessage } from './collect.js';
 export { type MessagesListenerEvents, type MessagesListenerStatus, MessagesStreamListener } from './listener.js';
 export {
+  type MessagesToolLoopEvent,
+  type MessagesToolLoopOptions,
+  type MessagesToolLoopRequest,
+  type MessagesToolLoopResult,
+  type MessagesToolLoopStream,
+  messagesToolLoopAdapter,
+  runMessagesToolLoop,
+  streamMessagesToolLoop,
+} from './loop.js';
+export {
   MESSAGES_PATH,
   MessageStream,
   type MessageStreamItem,

@@ -21,3 +21,9 @@ export {
 } from './service.js';
 export { ResponseStream, type ResponseStreamItem } from './stream.js';
 export type * from './types.js';
+export {
+  type ResponseInputItem,
+  responsesToolLoopAdapter,
+  runResponsesToolLoop,
+  streamResponsesToolLoop,
+} from './loop.js';

@@ -1,0 +1,239 @@
+/** The Messages tool loop over a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import {
+  type MessagesToolLoopEvent,
+  type MessagesToolLoopRequest,
+  runMessagesToolLoop,
+  streamMessagesToolLoop,
+} from '../src/index.js';
+import {
+  messageDelta,
+  messageStart,
+  messageStop,
+  ping,
+  sseText,
+  textBlock,
+  thinkingBlock,
+  toolUseBlock,
+} from './fixtures.js';
+
+type Event = ReturnType<typeof messageStart>;
+
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+/** Serves the n-th scripted stream to the n-th request and records every request body. */
+async function serve(streams: Event[][]): Promise<{ transport: Transport; bodies: unknown[] }> {
+  const bodies: unknown[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    req.once('end', () => {
+      bodies.push(JSON.parse(body));
+      const events = streams[bodies.length - 1];
+      if (!events) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'unscripted request' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(sseText(events));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  stop = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  const transport = new Transport({
+    provider: 'anthropic',
+    apiKey: 'sk-ant-local',
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    maxRetries: 0,
+  });
+  return { transport, bodies };
+}
+
+/** A get_weather tool that records the cities it ran for. */
+function weatherTool() {
+  const ran: string[] = [];
+  const tool = defineTool({
+    name: 'get_weather',
+    description: 'Current weather of a city',
+    parameters: z.object({ city: z.string() }),
+    execute: ({ city }) => {
+      ran.push(city);
+      return { city, celsius: city === 'Paris' ? 18 : 24 };
+    },
+  });
+  return { tool, ran };
+}
+
+const request = (tools: MessagesToolLoopRequest['tools']): MessagesToolLoopRequest => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 1024,
+  messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
+  tools,
+});
+
+/** Step 1: thinking, text and two parallel tool uses. */
+function twoCalls(): Event[] {
+  return [
+    messageStart({ input_tokens: 100, output_tokens: 1 }),
+    ...thinkingBlock(0, 'EqQBsig', 'Two cities, ', 'two calls.'),
+    ...textBlock(1, 'Checking both.'),
+    ping,
+    ...toolUseBlock(2, 'toolu_A', 'get_weather', '{"city": ', '"Paris"}'),
+    ...toolUseBlock(3, 'toolu_B', 'get_weather', '{"city": "Rome"}'),
+    messageDelta('tool_use', { output_tokens: 20 }),
+    messageStop,
+  ];
+}
+
+function answer(text: string): Event[] {
+  return [
+    messageStart({ input_tokens: 150, output_tokens: 1 }),
+    ...textBlock(0, ...text.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`))),
+    messageDelta('end_turn', { output_tokens: 7 }),
+    messageStop,
+  ];
+}
+
+describe('runMessagesToolLoop', () => {
+  it('runs two parallel calls and sends the exact second request', async () => {
+    const { transport, bodies } = await serve([twoCalls(), answer('Paris 18, Rome 24.')]);
+    const { tool, ran } = weatherTool();
+    const original = request([tool]);
+    const result = await runMessagesToolLoop(transport, original);
+
+    expect(result.text).toBe('Paris 18, Rome 24.');
+    expect(result.finishReason).toBe('stop');
+    expect(ran.sort()).toEqual(['Paris', 'Rome']);
+    expect(bodies).toHaveLength(2);
+    expect(original.messages).toHaveLength(1);
+    const assistant = {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Two cities, two calls.', signature: 'EqQBsig' },
+        { type: 'text', text: 'Checking both.' },
+        { type: 'tool_use', id: 'toolu_A', name: 'get_weather', input: { city: 'Paris' } },
+        { type: 'tool_use', id: 'toolu_B', name: 'get_weather', input: { city: 'Rome' } },
+      ],
+    };
+    const results = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_A', content: '{"city":"Paris","celsius":18}' },
+        { type: 'tool_result', tool_use_id: 'toolu_B', content: '{"city":"Rome","celsius":24}' },
+      ],
+    };
+    expect(bodies[1]).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }, assistant, results],
+      tools: [toAnthropicTool(tool)],
+      stream: true,
+    });
+    expect(result.messages).toEqual([
+      original.messages[0],
+      assistant,
+      results,
+      { role: 'assistant', content: [{ type: 'text', text: 'Paris 18, Rome 24.' }] },
+    ]);
+    expect(result.usage).toMatchObject({ prompt_tokens: 250, completion_tokens: 27 });
+  });
+
+  it('answers invalid JSON and schema-invalid input with error results and never runs them', async () => {
+    const { transport, bodies } = await serve([
+      [
+        messageStart(),
+        ...toolUseBlock(0, 'toolu_bad_json', 'get_weather', '{"city": "Par'),
+        ...toolUseBlock(1, 'toolu_bad_type', 'get_weather', '{"city": 5}'),
+        messageDelta('tool_use'),
+        messageStop,
+      ],
+      answer('Sorry.'),
+    ]);
+    const { tool, ran } = weatherTool();
+    const result = await runMessagesToolLoop(transport, request([tool]));
+
+    expect(ran).toEqual([]);
+    expect(result.steps[0]?.toolResults.map((r) => r.isError)).toEqual([true, true]);
+    const second = bodies[1] as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> };
+    const sentBack = second.messages[1]?.content ?? [];
+    expect(sentBack[0]).toEqual({ type: 'tool_use', id: 'toolu_bad_json', name: 'get_weather', input: {} });
+    const toolResults = second.messages[2];
+    expect(toolResults?.role).toBe('user');
+    expect(toolResults?.content.map((block) => [block.tool_use_id, block.is_error])).toEqual([
+      ['toolu_bad_json', true],
+      ['toolu_bad_type', true],
+    ]);
+    expect(JSON.parse(String(toolResults?.content[0]?.content)).error).toContain('Invalid JSON in the arguments of tool "get_weather"');
+    expect(JSON.parse(String(toolResults?.content[1]?.content)).error).toContain('Invalid arguments for tool "get_weather"');
+  });
+
+  it('stops at maxSteps with the last calls unexecuted', async () => {
+    const { transport, bodies } = await serve([twoCalls(), twoCalls(), twoCalls()]);
+    const { tool, ran } = weatherTool();
+    const result = await runMessagesToolLoop(transport, request([tool]), { maxSteps: 2 });
+
+    expect(bodies).toHaveLength(2);
+    expect(result.finishReason).toBe('max_steps');
+    expect(ran).toHaveLength(2);
+    expect(result.steps[1]?.toolCalls).toHaveLength(2);
+    expect(result.steps[1]?.toolResults).toEqual([]);
+  });
+
+  it('passthrough returns the calls untouched without running them', async () => {
+    const { transport, bodies } = await serve([twoCalls()]);
+    const { tool, ran } = weatherTool();
+    const result = await runMessagesToolLoop(transport, request([tool]), { passThroughToolCalls: true });
+
+    expect(bodies).toHaveLength(1);
+    expect(ran).toEqual([]);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.steps[0]?.toolCalls).toEqual([
+      { id: 'toolu_A', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { id: 'toolu_B', name: 'get_weather', arguments: '{"city":"Rome"}' },
+    ]);
+  });
+});
+
+describe('streamMessagesToolLoop', () => {
+  it('yields step-tagged events across steps and sums usage', async () => {
+    const { transport } = await serve([twoCalls(), answer('Paris 18, Rome 24.')]);
+    const { tool } = weatherTool();
+    const stream = streamMessagesToolLoop(transport, request([tool]));
+    const events: MessagesToolLoopEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const result = await stream.final();
+
+    const types = events.map((event) => `${event.step}:${event.type}`);
+    expect(types[0]).toBe('1:step.start');
+    expect(types).toContain('1:reasoning');
+    expect(types).toContain('1:tool_call.done');
+    expect(types.filter((t) => t === '1:tool.result')).toHaveLength(2);
+    expect(types.indexOf('1:step.finish')).toBeLessThan(types.indexOf('2:step.start'));
+    expect(types.at(-1)).toBe('2:finish');
+    const text = events
+      .filter((event) => event.type === 'content' && event.step === 2)
+      .map((event) => (event as { delta: string }).delta)
+      .join('');
+    expect(text).toBe('Paris 18, Rome 24.');
+    const finish = events.at(-1);
+    expect(finish).toMatchObject({ type: 'finish', finishReason: 'stop', usage: { prompt_tokens: 250, completion_tokens: 27 } });
+    expect(result.usage).toEqual(finish?.type === 'finish' ? finish.usage : undefined);
+  });
+});

@@ -1,0 +1,190 @@
+/** The Responses tool loop against a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { defineTool, toResponsesTool, Transport } from '@ai4ts/core';
+import { runResponsesToolLoop, streamResponsesToolLoop } from '@ai4ts/responses';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { functionCallItem, type Json, messageItem, parallelCallsScript, Script, toSse } from './fixtures.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  const current = server;
+  server = undefined;
+  if (current) {
+    current.closeAllConnections();
+    await new Promise<void>((resolve) => current.close(() => resolve()));
+  }
+});
+
+/** Serves one scripted stream per request, in order, and records every request body. */
+async function serve(scripts: Script[]): Promise<{ transport: Transport; bodies: Json[] }> {
+  const bodies: Json[] = [];
+  server = createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    req.once('end', () => {
+      bodies.push(JSON.parse(text) as Json);
+      const script = scripts[bodies.length - 1];
+      if (!script) {
+        res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(toSse(script.events));
+    });
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { transport: new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 }), bodies };
+}
+
+/** A response whose output is the given items, completed under `id`. */
+function outputScript(id: string, output: Json[]): Script {
+  return new Script().start().completed(output, { id });
+}
+
+function answerScript(id: string, text: string): Script {
+  return new Script().start().message(0, 'msg_9', [text]).completed([messageItem('msg_9', text)], { id });
+}
+
+const calls: string[] = [];
+const getWeather = defineTool({
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  parameters: z.object({ city: z.string(), unit: z.string() }),
+  execute: ({ city, unit }) => {
+    calls.push(`weather:${city}`);
+    return { city, temp: 21, unit };
+  },
+});
+const getTime = defineTool({
+  name: 'get_time',
+  description: 'Local time',
+  parameters: z.object({ tz: z.string() }),
+  execute: ({ tz }) => {
+    calls.push(`time:${tz}`);
+    return `12:00 ${tz}`;
+  },
+});
+const tools = [getWeather, getTime];
+
+describe('runResponsesToolLoop', () => {
+  it('runs two parallel calls and continues by previous_response_id with only the new outputs', async () => {
+    calls.length = 0;
+    const { transport, bodies } = await serve([parallelCallsScript(), answerScript('resp_2', 'Sunny, noon.')]);
+    const request = { model: 'gpt-5', input: 'Weather and time in Paris?' };
+    const result = await runResponsesToolLoop(transport, request, { tools });
+
+    expect(calls.sort()).toEqual(['time:Europe/Paris', 'weather:Paris']);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toEqual({
+      model: 'gpt-5',
+      input: [
+        { type: 'function_call_output', call_id: 'call_weather', output: '{"city":"Paris","temp":21,"unit":"c"}' },
+        { type: 'function_call_output', call_id: 'call_time', output: '12:00 Europe/Paris' },
+      ],
+      previous_response_id: 'resp_1',
+      tools: tools.map((tool) => JSON.parse(JSON.stringify(toResponsesTool(tool)))),
+      stream: true,
+    });
+    expect(request).toEqual({ model: 'gpt-5', input: 'Weather and time in Paris?' });
+    expect(result.text).toBe('Sunny, noon.');
+    expect(result.finishReason).toBe('stop');
+    expect(result.steps.map((step) => step.finishReason)).toEqual(['tool_calls', 'stop']);
+    expect(result.messages.map((item) => item.type)).toEqual([
+      'message',
+      'function_call',
+      'function_call',
+      'function_call_output',
+      'function_call_output',
+      'message',
+    ]);
+    // usage summed: two steps of USAGE
+    expect(result.usage?.prompt_tokens).toBe(240);
+    expect(result.usage?.completion_tokens).toBe(80);
+    expect(result.usage?.total_tokens).toBe(320);
+  });
+
+  it('with store: false resends the whole input, reasoning items included', async () => {
+    const reasoning = { id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'enc' };
+    const call = functionCallItem('fc_1', 'call_1', 'get_time', '{"tz":"UTC"}');
+    const { transport, bodies } = await serve([outputScript('resp_1', [reasoning, call]), answerScript('resp_2', 'Noon.')]);
+    const input = [{ type: 'message', role: 'user', content: 'Time?' }];
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input, store: false, tools: [] }, { tools });
+
+    const expectedInput = [
+      ...input,
+      reasoning,
+      call,
+      { type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' },
+    ];
+    expect(bodies[1]).toEqual({ model: 'gpt-5', input: expectedInput, store: false, tools: [], stream: true });
+    expect(result.messages).toEqual([...expectedInput, messageItem('msg_9', 'Noon.')]);
+  });
+
+  it('sends invalid JSON and schema-invalid arguments back as error results without executing', async () => {
+    calls.length = 0;
+    const bad = [
+      functionCallItem('fc_1', 'call_a', 'get_time', '{"tz":'),
+      functionCallItem('fc_2', 'call_b', 'get_time', '{"tz":5}'),
+    ];
+    const { transport, bodies } = await serve([outputScript('resp_1', bad), answerScript('resp_2', 'Sorry.')]);
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?' }, { tools });
+
+    expect(calls).toEqual([]);
+    const outputs = bodies[1]?.input as Json[];
+    expect(outputs.map((item) => item.call_id)).toEqual(['call_a', 'call_b']);
+    expect(String(outputs[0]?.output)).toContain('Invalid JSON in the arguments of tool \\"get_time\\"');
+    expect(String(outputs[1]?.output)).toContain('Invalid arguments for tool \\"get_time\\"');
+    expect(result.steps[0]?.toolResults.every((r) => r.isError)).toBe(true);
+  });
+
+  it('stops after maxSteps requests with the last calls unexecuted', async () => {
+    calls.length = 0;
+    const { transport, bodies } = await serve([parallelCallsScript()]);
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi' }, { tools, maxSteps: 1 });
+    expect(bodies).toHaveLength(1);
+    expect(calls).toEqual([]);
+    expect(result.finishReason).toBe('max_steps');
+    expect(result.steps[0]?.toolCalls.map((c) => c.id)).toEqual(['call_weather', 'call_time']);
+  });
+
+  it('passthrough returns the calls untouched', async () => {
+    calls.length = 0;
+    const { transport, bodies } = await serve([parallelCallsScript()]);
+    const result = await runResponsesToolLoop(
+      transport,
+      { model: 'gpt-5', input: 'Hi' },
+      { tools, passThroughToolCalls: true },
+    );
+    expect(bodies).toHaveLength(1);
+    expect(calls).toEqual([]);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(result.steps[0]?.toolCalls).toEqual([
+      { id: 'call_weather', name: 'get_weather', arguments: '{"city":"Paris","unit":"c"}' },
+      { id: 'call_time', name: 'get_time', arguments: '{"tz":"Europe/Paris"}' },
+    ]);
+  });
+});
+
+describe('streamResponsesToolLoop', () => {
+  it('yields step-tagged events across steps and sums usage', async () => {
+    const { transport } = await serve([parallelCallsScript(), answerScript('resp_2', 'Done.')]);
+    const stream = streamResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi' }, { tools });
+    const seen: string[] = [];
+    for await (const event of stream) seen.push(`${event.step}:${event.type}`);
+    expect(seen[0]).toBe('1:step.start');
+    expect(seen).toContain('1:tool_call.done');
+    expect(seen.filter((e) => e === '1:tool.result')).toHaveLength(2);
+    expect(seen).toContain('2:content');
+    expect(seen.indexOf('1:step.finish')).toBeLessThan(seen.indexOf('2:step.start'));
+    expect(seen.at(-1)).toBe('2:finish');
+    const result = await stream.final();
+    expect(result.text).toBe('Done.');
+    expect(result.usage?.total_tokens).toBe(320);
+  });
+});
