@@ -4,10 +4,13 @@ import type { TestProjectConfiguration } from 'vitest/config';
 /** One vitest project per package; imported by vitest.config.ts (vitest 4 no longer reads this file by itself). */
 export const packages = ['sse', 'core', 'chat', 'responses', 'messages', 'bridge', 'testing', 'ai4ts'] as const;
 
-const src = (dir: string) => fileURLToPath(new URL(`./packages/${dir}/src/index.ts`, import.meta.url));
+const src = (dir: string, entry = 'index') =>
+  fileURLToPath(new URL(`./packages/${dir}/src/${entry}.ts`, import.meta.url));
 
 /** Tests import sibling packages by name; these aliases point them at the sources, so `npm test` needs no build. */
 export const alias = {
+  // Before '@ai4ts/core': an alias matches by prefix.
+  '@ai4ts/core/internal': src('core', 'internal/index'),
   '@ai4ts/sse': src('sse'),
   '@ai4ts/core': src('core'),
   '@ai4ts/chat': src('chat'),

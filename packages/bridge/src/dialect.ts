@@ -3,17 +3,8 @@
  * reasoning, a tool call, a tool result, usage, start, done or error, and which fields carry their values.
  * `defineDialect()` turns that table into a reader of normalized {@link BridgeEvent}s and an upstream request builder.
  */
-import {
-  AbortError,
-  addUsage,
-  Ai4tsError,
-  ApiError,
-  ConnectionError,
-  isRecord,
-  ProtocolError,
-  StreamIncompleteError,
-  type Usage,
-} from '@ai4ts/core';
+import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError, type Usage } from '@ai4ts/core';
+import { addUsage, isRecord } from '@ai4ts/core/internal';
 import { parseSse, SseError } from '@ai4ts/sse';
 import { CompletionBuilder } from './completion.js';
 import type { BridgeEvent } from './events.js';

@@ -5,22 +5,8 @@
  * re-scan or re-join of what arrived before, so a call whose arguments come in 100,000 fragments stays linear.
  * Events are only built when someone listens.
  */
-import {
-  type Ai4tsError,
-  ApiError,
-  type ContentEvent,
-  type ErrorEvent,
-  type FinishEvent,
-  type FinishReason,
-  isRecord,
-  ProtocolError,
-  type ReasoningEvent,
-  type ToolCallDeltaEvent,
-  type ToolCallDoneEvent,
-  type ToolCallStartEvent,
-  type Usage,
-  type UsageEvent,
-} from '@ai4ts/core';
+import { type Ai4tsError, ApiError, type ContentEvent, type ErrorEvent, type FinishEvent, type FinishReason, ProtocolError, type ReasoningEvent, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type Usage, type UsageEvent } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import { EventEmitter } from 'eventemitter3';
 import { ThinkTagSplitter } from './think.js';
 import type {

@@ -2,16 +2,8 @@
  * ChatService: Chat Completions over a Transport. `streamChatCompletion` is the single-request streaming path,
  * exported so the tool loop can run one step with it.
  */
-import {
-  Ai4tsError,
-  ApiError,
-  isRecord,
-  isTool,
-  ProtocolError,
-  type RequestOptions,
-  type Transport,
-  toChatTool,
-} from '@ai4ts/core';
+import { Ai4tsError, ApiError, isTool, ProtocolError, type RequestOptions, type Transport, toChatTool } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { z } from 'zod';
 import { collectChatCompletion, readChatEvents, toAi4tsError } from './collect.js';

@@ -110,6 +110,26 @@ export type NormalizedEvent =
   | ToolResultEvent
   | ErrorEvent;
 
+/** What a model stream yields: the normalized events but `error` (thrown instead) and `tool.result` (the loop's). */
+export type StreamEvent = Exclude<NormalizedEvent, ErrorEvent | ToolResultEvent>;
+
+/** The names of the {@link StreamEvent}s, in the order a listener forwards them to a stream handle. */
+export const STREAM_EVENT_NAMES = [
+  'content',
+  'reasoning',
+  'tool_call.start',
+  'tool_call.delta',
+  'tool_call.done',
+  'usage',
+  'finish',
+] as const satisfies readonly StreamEvent['type'][];
+
+/** A union of events as an emitter's handler map: one handler per `type`, given that event. */
+export type HandlersOf<E extends { type: string }> = { [X in E as X['type']]: (event: X) => void };
+
+/** The normalized events as an emitter's handler map: every protocol listener's events include these. */
+export type NormalizedEvents = HandlersOf<NormalizedEvent>;
+
 /** Adds two usages field by field (details included), for totals over tool-loop steps. */
 export function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
   if (!a) return b && { ...b };

@@ -1,4 +1,47 @@
-export * from './errors.js';
-export * from './events.js';
+/**
+ * @ai4ts/core: what every protocol shares and users see. Transport, typed errors, the normalized events, the one
+ * stream handle, tools and the tool loop. Helpers the sibling packages share but users need not see live in
+ * `@ai4ts/core/internal`.
+ */
+export {
+  AbortError,
+  Ai4tsError,
+  type Ai4tsErrorOptions,
+  ApiError,
+  type ApiErrorOptions,
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  MAX_ERROR_MESSAGE_LENGTH,
+  ProtocolError,
+  type ProviderErrorInfo,
+  RateLimitError,
+  readProviderError,
+  ServerError,
+  StreamIncompleteError,
+  TimeoutError,
+  type TimeoutPhase,
+  ToolError,
+} from './errors.js';
+export {
+  type ContentEvent,
+  type ErrorEvent,
+  type FinishEvent,
+  type FinishReason,
+  type HandlersOf,
+  type NormalizedEvent,
+  type NormalizedEvents,
+  type ReasoningEvent,
+  STREAM_EVENT_NAMES,
+  type StreamEvent,
+  type ToolCallDeltaEvent,
+  type ToolCallDoneEvent,
+  type ToolCallStartEvent,
+  type ToolResultEvent,
+  type Usage,
+  type UsageEvent,
+} from './events.js';
+export type { StreamSource } from './source.js';
+export { EventStream, type StreamEventHandler, type StreamEventName, type StreamRun } from './stream.js';
 export * from './tools/index.js';
 export * from './transport/index.js';

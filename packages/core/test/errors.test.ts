@@ -1,20 +1,5 @@
-import {
-  AbortError,
-  Ai4tsError,
-  ApiError,
-  AuthenticationError,
-  BadRequestError,
-  ConnectionError,
-  ProtocolError,
-  RateLimitError,
-  readProviderError,
-  retryAfterMs,
-  ServerError,
-  StreamIncompleteError,
-  TimeoutError,
-  ToolError,
-  truncate,
-} from '@ai4ts/core';
+import { AbortError, Ai4tsError, ApiError, AuthenticationError, BadRequestError, ConnectionError, ProtocolError, RateLimitError, readProviderError, ServerError, StreamIncompleteError, TimeoutError, ToolError } from '@ai4ts/core';
+import { retryAfterMs, truncate } from '@ai4ts/core/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('error hierarchy', () => {

@@ -1,12 +1,5 @@
-import {
-  AbortError,
-  defineTool,
-  executeToolCalls,
-  TimeoutError,
-  ToolError,
-  toolResultContent,
-  validateToolCall,
-} from '@ai4ts/core';
+import { AbortError, defineTool, executeToolCalls, TimeoutError, ToolError, validateToolCall } from '@ai4ts/core';
+import { toolResultContent } from '@ai4ts/core/internal';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { deferred } from './tools.fake-adapter.js';

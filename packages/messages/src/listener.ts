@@ -1,21 +1,8 @@
 /**
  * Folds the events of one Anthropic Messages stream into a message, and emits ai4ts's normalized stream events.
  */
-import {
-  type Ai4tsError,
-  ApiError,
-  type ContentEvent,
-  type ErrorEvent,
-  type FinishEvent,
-  isRecord,
-  ProtocolError,
-  type ReasoningEvent,
-  StreamIncompleteError,
-  type ToolCallDeltaEvent,
-  type ToolCallDoneEvent,
-  type ToolCallStartEvent,
-  type UsageEvent,
-} from '@ai4ts/core';
+import { type Ai4tsError, ApiError, type ContentEvent, type ErrorEvent, type FinishEvent, ProtocolError, type ReasoningEvent, StreamIncompleteError, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type UsageEvent } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './chat.js';

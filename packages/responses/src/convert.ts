@@ -1,5 +1,6 @@
 /** A finished response read in the chat vocabulary every ai4ts protocol shares: finish reason and usage. */
-import { type FinishReason, isRecord, type Usage } from '@ai4ts/core';
+import type { FinishReason, Usage } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import type { OutputItem, ResponseObject, ResponseUsage } from './types.js';
 
 /**

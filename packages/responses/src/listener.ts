@@ -4,23 +4,8 @@
  * Items are tracked by `output_index`, never by `item_id` (some gateways change ids between events). Deltas build
  * each item; `.done` events and the terminal response replace what the deltas built, but never erase it.
  */
-import {
-  AbortError,
-  Ai4tsError,
-  ApiError,
-  ConnectionError,
-  type ContentEvent,
-  type ErrorEvent,
-  type FinishEvent,
-  isRecord,
-  type ReasoningEvent,
-  readProviderError,
-  StreamIncompleteError,
-  type ToolCallDeltaEvent,
-  type ToolCallDoneEvent,
-  type ToolCallStartEvent,
-  type UsageEvent,
-} from '@ai4ts/core';
+import { AbortError, Ai4tsError, ApiError, ConnectionError, type ContentEvent, type ErrorEvent, type FinishEvent, type ReasoningEvent, readProviderError, StreamIncompleteError, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type UsageEvent } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
 import type {

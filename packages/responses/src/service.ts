@@ -1,13 +1,6 @@
 /** `client.responses`: create, stream, retrieve, delete and resume OpenAI Responses over a shared Transport. */
-import {
-  AbortError,
-  Ai4tsError,
-  ConnectionError,
-  isRecord,
-  ProtocolError,
-  type RequestOptions,
-  type Transport,
-} from '@ai4ts/core';
+import { AbortError, Ai4tsError, ConnectionError, ProtocolError, type RequestOptions, type Transport } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import { collectResponse } from './collect.js';
 import { ResponseStreamListener } from './listener.js';

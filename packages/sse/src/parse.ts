@@ -1,8 +1,12 @@
 import { SseDecoder, type SseEvent } from './decoder.js';
 import { SseError } from './errors.js';
 
-/** What {@link parseSse} reads: a fetch Response, its body, or any async iterable of bytes or text. */
-export type SseSource = Response | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>;
+/** What {@link parseSse} reads: a fetch Response, a web stream or any async iterable of bytes or text. */
+export type SseSource =
+  | Response
+  | ReadableStream<Uint8Array>
+  | ReadableStream<string>
+  | AsyncIterable<Uint8Array | string>;
 
 /** Options of {@link parseSse}. */
 export interface ParseSseOptions {
@@ -106,7 +110,7 @@ function open(source: SseSource): Chunks {
   if (!stream) return { next: async () => ({ done: true, value: undefined }), cancel: noop, release: noop };
   const reader = stream.getReader();
   return {
-    next: () => reader.read() as Promise<IteratorResult<Uint8Array>>,
+    next: () => reader.read(),
     cancel: (reason) => {
       // Not awaited: some bodies (mocked ones) never settle a cancel, and the caller must not hang on it.
       reader.cancel(reason).catch(noop);
@@ -116,8 +120,8 @@ function open(source: SseSource): Chunks {
   };
 }
 
-function isReadableStream(source: SseSource): source is ReadableStream<Uint8Array> {
-  return typeof (source as ReadableStream).getReader === 'function';
+function isReadableStream(source: SseSource): source is ReadableStream<Uint8Array> | ReadableStream<string> {
+  return 'getReader' in source && typeof source.getReader === 'function';
 }
 
 function noop(): void {}

@@ -3,7 +3,9 @@
  * every other outcome (bad JSON, schema issues, unknown tool, denial, a throw, a timeout) becomes an error
  * result the model can read, never a crashed loop. Only the caller's abort rejects.
  */
-import { AbortError, type Ai4tsError, TimeoutError, ToolError } from '../errors.js';
+import { TimeoutError, ToolError } from '../errors.js';
+import { abortError } from '../internal/fail.js';
+import { NEVER } from '../internal/signal.js';
 import type * as z from 'zod';
 import type { Tool, ToolContext } from './define.js';
 
@@ -245,11 +247,6 @@ function denialReason(name: string, decision: ToolCallDecision): string | undefi
   return decision === 'deny' ? base : `${base}: ${decision.deny}`;
 }
 
-/** An AbortError for an aborted signal, keeping the abort reason as its cause. */
-export function abortError(signal: AbortSignal, partial?: unknown): Ai4tsError {
-  return new AbortError('The operation was aborted', { cause: signal.reason, partial });
-}
-
 function throwIfAborted(signal: AbortSignal | undefined) {
   if (signal?.aborted) throw abortError(signal);
 }
@@ -257,6 +254,3 @@ function throwIfAborted(signal: AbortSignal | undefined) {
 function messageOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown);
 }
-
-/** The signal of a call nobody can abort. */
-const NEVER = new AbortController().signal;

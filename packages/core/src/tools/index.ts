@@ -14,15 +14,12 @@ export {
   toResponsesTool,
 } from './define.js';
 export {
-  errorResult,
   type ExecuteToolCallsOptions,
   executeToolCalls,
   runTool,
   type ToolCall,
   type ToolCallDecision,
   type ToolResult,
-  toolResultContent,
-  toolsByName,
   type ValidToolCall,
   validateToolCall,
 } from './execute.js';
@@ -43,4 +40,5 @@ export {
   type ToolLoopStep,
   type WithStep,
 } from './loop.js';
-export { streamToolLoop, ToolLoopStream } from './stream.js';
+export { isLoopRequest, LOOP_FIELDS, type LoopFieldName, type LoopFields } from './request.js';
+export { streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';

@@ -16,8 +16,9 @@ import {
   type Usage,
 } from '../events.js';
 import type { Tool } from './define.js';
+import { abortError } from '../internal/fail.js';
+import { NEVER } from '../internal/signal.js';
 import {
-  abortError,
   executeToolCalls,
   type ToolCall,
   type ToolCallDecision,
@@ -332,6 +333,3 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
-
-/** The signal of a loop nobody can abort. */
-const NEVER = new AbortController().signal;

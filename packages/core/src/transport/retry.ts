@@ -1,5 +1,6 @@
 /** When to retry a request and how long to wait first. */
-import { AbortError, retryAfterMs } from '../errors.js';
+import { retryAfterMs } from '../errors.js';
+import { abortError } from '../internal/fail.js';
 
 /** Exponential backoff bounds; the {@link TransportOptions.backoff} option overrides them (tests use a few ms). */
 export interface Backoff {
@@ -46,7 +47,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The error for an aborted signal; the signal's reason is kept as the cause. */
-export function abortError(signal: AbortSignal): AbortError {
-  return new AbortError('The request was aborted', { cause: signal.reason });
-}

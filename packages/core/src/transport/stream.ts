@@ -3,9 +3,9 @@
  * between events, and the caller's abort. Every way out (end, break, throw, abort, timeout) cancels the body,
  * which releases the connection.
  */
-import { parseSse, SseError, type SseEvent, type SseEventStream } from '@ai4ts/sse';
-import { Ai4tsError, ConnectionError, ProtocolError, TimeoutError } from '../errors.js';
-import { abortError } from './retry.js';
+import { parseSse, type SseEvent, type SseEventStream } from '@ai4ts/sse';
+import { Ai4tsError, TimeoutError } from '../errors.js';
+import { abortError, toAi4tsError } from '../internal/fail.js';
 
 /** SSE events of one response; iterate it once. */
 export interface SseStream extends AsyncIterable<SseEvent> {
@@ -79,7 +79,7 @@ async function* events(
       timeout = idleTimeout;
     }
   } catch (error) {
-    throw streamError(error, signal);
+    throw toAi4tsError(error, { signal });
   } finally {
     watch.dispose();
     cancel();
@@ -132,21 +132,4 @@ class Watch {
     this.#reject = undefined;
     this.#signal?.removeEventListener('abort', this.#onAbort);
   }
-}
-
-/** Maps whatever broke the read to the typed error: ours pass through, an abort wins, the rest is the network. */
-export function streamError(error: unknown, signal?: AbortSignal): Ai4tsError {
-  if (error instanceof Ai4tsError) return error;
-  if (signal?.aborted) return abortError(signal);
-  if (error instanceof SseError) return new ProtocolError(error.message, { cause: error });
-  return new ConnectionError(`The connection broke while reading the stream: ${describeError(error)}`, {
-    cause: error,
-  });
-}
-
-/** `message: cause message`, the way undici nests the socket's reason (`terminated: other side closed`). */
-export function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause && cause !== error.message ? `${error.message}: ${cause}` : error.message;
 }

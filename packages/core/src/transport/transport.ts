@@ -15,8 +15,9 @@ import {
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
-import { type Backoff, abortError, isRetryableStatus, retryDelay, sleep } from './retry.js';
-import { describeError, readSseStream, type SseStream, streamError } from './stream.js';
+import { abortError, describeError, readErrorResponse, redact, toAi4tsError } from '../internal/fail.js';
+import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
+import { readSseStream, type SseStream } from './stream.js';
 
 /** How a {@link Transport} reaches its API. Every field but `provider` and `fetch` can be overridden per call. */
 export interface TransportOptions {
@@ -128,7 +129,7 @@ export class Transport {
         attempt < maxRetries && isRetryableStatus(response.status)
           ? retryDelay(attempt, defaults.backoff, response.headers)
           : undefined;
-      if (delay === undefined) throw await responseError(response, signal, apiKey);
+      if (delay === undefined) throw await readErrorResponse(response, { signal, secrets: [apiKey] });
       void response.body?.cancel().catch(() => undefined);
       await sleep(delay, signal);
     }
@@ -141,7 +142,7 @@ export class Transport {
     try {
       text = await response.text();
     } catch (error) {
-      throw streamError(error, init.options?.signal);
+      throw toAi4tsError(error, { signal: init.options?.signal });
     }
     try {
       return JSON.parse(text) as T;
@@ -244,34 +245,9 @@ function requestError(
   if (signal?.aborted) return abortError(signal);
   // ky's TimeoutError holds the request, headers and key included: it must not become the cause.
   if (error instanceof KyTimeoutError) return new TimeoutError('headers', timeout);
-  const message = redact(`Connection error (${where}): ${describeError(error)}`, apiKey);
+  const message = redact(`Connection error (${where}): ${describeError(error)}`, [apiKey]);
   const leaks = apiKey !== undefined && error instanceof Error && describeError(error).includes(apiKey);
   return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
-}
-
-/** Reads an error response into the typed {@link ApiError}, with the key scrubbed from anything echoed back. */
-async function responseError(
-  response: Response,
-  signal: AbortSignal | undefined,
-  apiKey: string | undefined,
-): Promise<Ai4tsError> {
-  let text = '';
-  try {
-    text = redact(await response.text(), apiKey);
-  } catch {
-    if (signal?.aborted) return abortError(signal);
-  }
-  let body: unknown = text;
-  try {
-    if (text) body = JSON.parse(text);
-  } catch {
-    // Not JSON: keep the text; ApiError.fromResponse cuts it.
-  }
-  return ApiError.fromResponse(response.status, body, response.headers);
-}
-
-function redact(text: string, apiKey: string | undefined): string {
-  return apiKey && text.includes(apiKey) ? text.replaceAll(apiKey, '[redacted]') : text;
 }
 
 /**

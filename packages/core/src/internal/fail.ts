@@ -1,0 +1,76 @@
+/**
+ * Turning whatever was thrown into the typed {@link Ai4tsError}, once for every package: ours pass through, an
+ * abort wins over the error it caused, an SSE decoding error is a protocol error, the rest is the connection.
+ */
+import { SseError } from '@ai4ts/sse';
+import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError } from '../errors.js';
+
+/** What {@link toAi4tsError} needs to know about the failure's surroundings. */
+export interface FailureContext<P = unknown> {
+  /** The caller's signal: when it aborted, the failure is an AbortError whatever was thrown. */
+  signal?: AbortSignal | undefined;
+  /** Everything received so far, attached to a new error (an Ai4tsError passed in keeps its own when it has one). */
+  partial?: P | undefined;
+}
+
+/** The one AbortError: the signal's reason is its cause, `partial` what arrived before. */
+export function abortError<P>(signal: AbortSignal, partial?: P): AbortError<P> {
+  return new AbortError<P>('The request was aborted', { cause: signal.reason, partial });
+}
+
+/** Maps any thrown value to an {@link Ai4tsError}; see the module comment for the rules. */
+export function toAi4tsError<P>(error: unknown, context: FailureContext<P> = {}): Ai4tsError<P> {
+  const { signal, partial } = context;
+  if (error instanceof Ai4tsError) {
+    if (error.partial === undefined && partial !== undefined) error.partial = partial;
+    return error;
+  }
+  if (signal?.aborted) return abortError(signal, partial);
+  if (error instanceof SseError) return new ProtocolError<P>(error.message, { cause: error, partial });
+  return new ConnectionError<P>(`The connection broke while reading the stream: ${describeError(error)}`, {
+    cause: error,
+    partial,
+  });
+}
+
+/** `message: cause message`, the way undici nests the socket's reason (`terminated: other side closed`). */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && cause !== error.message ? `${error.message}: ${cause}` : error.message;
+}
+
+/** Replaces every occurrence of each secret with `[redacted]`. Empty or absent secrets are skipped. */
+export function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret && out.includes(secret)) out = out.replaceAll(secret, '[redacted]');
+  return out;
+}
+
+/**
+ * Reads an HTTP error response into the typed {@link ApiError} (the subclass for its status), with every secret
+ * scrubbed from what the server echoed back. A body that cannot be read still gives the status's error, or an
+ * AbortError when the caller aborted meanwhile.
+ */
+export async function readErrorResponse(
+  response: Response,
+  options: { signal?: AbortSignal | undefined; secrets?: readonly (string | undefined)[] } = {},
+): Promise<Ai4tsError> {
+  let text = '';
+  try {
+    text = redact(await response.text(), options.secrets ?? []);
+  } catch {
+    if (options.signal?.aborted) return abortError(options.signal);
+  }
+  return ApiError.fromResponse(response.status, parseOrText(text), response.headers);
+}
+
+/** JSON when the text is JSON, else the text itself (provider error bodies are often plain text or HTML). */
+export function parseOrText(text: string): unknown {
+  if (text === '') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * `@ai4ts/core/internal`: helpers the ai4ts packages share. Not public API: names and signatures change without
+ * notice; import from `@ai4ts/core` instead.
+ */
+export { isRecord, retryAfterMs, truncate } from '../errors.js';
+export { addUsage } from '../events.js';
+export { sseEventsOf } from '../source.js';
+export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
+export { runSteps } from '../tools/loop.js';
+export { loopOptionsOf, type LoopRequestShape, toolsOf, toWireBody } from '../tools/request.js';
+export { readSseStream } from '../transport/stream.js';
+export {
+  abortError,
+  describeError,
+  type FailureContext,
+  parseOrText,
+  readErrorResponse,
+  redact,
+  toAi4tsError,
+} from './fail.js';
+export { NEVER } from './signal.js';

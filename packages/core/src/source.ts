@@ -1,0 +1,24 @@
+/**
+ * The one input type of every collector and reader: an SSE stream as a fetch Response, a web stream, an async
+ * iterable of bytes or text, or the whole stream as one string. Every form goes through the same streaming decoder,
+ * so the result and the `partial` of a failure never depend on the form or on how the bytes were cut.
+ */
+import { type ParseSseOptions, parseSse, type SseEventStream } from '@ai4ts/sse';
+
+/** An SSE stream in any of the forms ai4ts reads. */
+export type StreamSource =
+  | Response
+  | ReadableStream<Uint8Array>
+  | ReadableStream<string>
+  | AsyncIterable<Uint8Array | string>
+  | string;
+
+/** The SSE events of a {@link StreamSource}; the source is released however the reading ends. */
+export function sseEventsOf(source: StreamSource, options: ParseSseOptions = {}): SseEventStream {
+  return parseSse(typeof source === 'string' ? once(source) : source, options);
+}
+
+// A whole string is one chunk of the same decoder path, so an oversized event fails at the same place.
+async function* once(text: string): AsyncGenerator<string> {
+  yield text;
+}

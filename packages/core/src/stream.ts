@@ -1,0 +1,180 @@
+/**
+ * The one stream handle. Every streamed thing in ai4ts (a Chat Completions, Responses or Messages request, and the
+ * tool loop over any of them) is an {@link EventStream}; a protocol only adds its own state (its listener).
+ *
+ * The rules, the same for every handle:
+ * - It starts when created and buffers its events from the first: nothing is lost between `stream()` and the first
+ *   `for await`, and `final()` alone is enough.
+ * - Every `for await` yields every event from the first, then ends (or throws the stream's error). Several loops
+ *   may read one handle. Leaving a loop early (break, return, throw) aborts the stream if it is still running.
+ * - `on` / `once` / `off` see the events live, raw protocol events included.
+ * - A failure nobody awaits is never an unhandled rejection; `final()` rejects with an {@link Ai4tsError} whose
+ *   `partial` holds what arrived.
+ */
+import { encodeSse } from '@ai4ts/sse';
+import type { EventEmitter } from 'eventemitter3';
+import { type Ai4tsError, ApiError } from './errors.js';
+import { toAi4tsError } from './internal/fail.js';
+
+/**
+ * Runs the stream: call `push` with each event to yield, in order, and resolve to the final result. `signal`
+ * aborts when the caller's signal does or `abort()` is called.
+ */
+export type StreamRun<Item, Final> = (push: (item: Item) => void, signal: AbortSignal) => Promise<Final>;
+
+/** The event names of an emitter's handler map. */
+export type StreamEventName<Events extends EventEmitter.ValidEventTypes> = EventEmitter.EventNames<Events>;
+/** The handler of one event of an emitter's handler map. */
+export type StreamEventHandler<
+  Events extends EventEmitter.ValidEventTypes,
+  E extends StreamEventName<Events>,
+> = EventEmitter.EventListener<Events, E>;
+
+/** A running stream of `Item` events that ends in a `Final` result; see the module comment for its rules. */
+export class EventStream<Item extends { type: string }, Final, Events extends EventEmitter.ValidEventTypes>
+  implements AsyncIterable<Item>
+{
+  readonly #emitter: EventEmitter<Events>;
+  readonly #controller = new AbortController();
+  readonly #final: Promise<Final>;
+  readonly #items: Item[] = [];
+  #settled = false;
+  /** The readers waiting for the next event or the end; each is woken once. */
+  #waiting: (() => void)[] = [];
+
+  /**
+   * @param run Starts the work now (see {@link StreamRun}).
+   * @param emitter Where `on` / `once` / `off` subscribe: the protocol's listener, or the loop's emitter.
+   * @param signal The caller's signal; its abort aborts the stream.
+   */
+  constructor(run: StreamRun<Item, Final>, emitter: EventEmitter<Events>, signal?: AbortSignal) {
+    this.#emitter = emitter;
+    const combined = signal ? AbortSignal.any([signal, this.#controller.signal]) : this.#controller.signal;
+    const push = (item: Item) => {
+      this.#items.push(item);
+      this.#wake();
+    };
+    let started: Promise<Final>;
+    try {
+      started = run(push, combined);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    this.#final = started.then(
+      (final) => {
+        this.#settle();
+        return final;
+      },
+      (error: unknown) => {
+        this.#settle();
+        throw error;
+      },
+    );
+    // Handled here, so a caller that never awaits sees no unhandled rejection; final() still rejects.
+    this.#final.catch(() => undefined);
+  }
+
+  /** The final result; rejects with the typed error, its `partial` holding what arrived. */
+  final(): Promise<Final> {
+    return this.#final;
+  }
+
+  /** True once the stream has ended, successfully or not. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /**
+   * Stops the stream and releases its connection; `final()` rejects with an AbortError (`cause`: the reason) that
+   * keeps what arrived. No-op once the stream has ended.
+   */
+  abort(reason?: unknown): void {
+    if (!this.#settled) this.#controller.abort(reason);
+  }
+
+  /** Adds a handler for an event, live from now on. */
+  on<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this {
+    this.#emitter.on(event, handler);
+    return this;
+  }
+
+  /** Adds a handler for the next occurrence of an event. */
+  once<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this {
+    this.#emitter.once(event, handler);
+    return this;
+  }
+
+  /** Removes a handler (every handler of the event when none is given). */
+  off<E extends StreamEventName<Events>>(event: E, handler?: StreamEventHandler<Events, E>): this {
+    this.#emitter.off(event, handler);
+    return this;
+  }
+
+  /** Every event from the first, then the end or the stream's error. Leaving early aborts a running stream. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<Item, void, undefined> {
+    let next = 0;
+    let finished = false;
+    try {
+      for (;;) {
+        while (next < this.#items.length) yield this.#items[next++] as Item;
+        if (this.#settled) break;
+        await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      }
+      finished = true;
+    } finally {
+      if (!finished) this.abort(new Error('The stream consumer stopped reading'));
+    }
+    await this.#final;
+  }
+
+  /**
+   * The events as SSE bytes, for a server to hand to its own client: one `event: <type>` frame per event with the
+   * event as JSON data, then `event: done` with no data, or on failure a last `event: error` frame holding
+   * `{ name, message, code? }`. Cancelling the readable aborts the stream.
+   */
+  toReadableStream(): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    const iterator = this[Symbol.asyncIterator]();
+    const frame = (event: string, data: string) => encoder.encode(encodeSse({ event, data }));
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const next = await iterator.next();
+          if (next.done) {
+            controller.enqueue(frame('done', ''));
+            controller.close();
+            return;
+          }
+          controller.enqueue(frame(next.value.type, JSON.stringify(next.value)));
+        } catch (error) {
+          controller.enqueue(frame('error', JSON.stringify(errorFrame(toAi4tsError(error)))));
+          controller.close();
+        }
+      },
+      cancel: async (reason) => {
+        await iterator.return(undefined);
+        this.abort(reason);
+      },
+    });
+  }
+
+  #settle(): void {
+    this.#settled = true;
+    this.#wake();
+  }
+
+  #wake(): void {
+    const waiting = this.#waiting;
+    if (waiting.length === 0) return;
+    this.#waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+}
+
+/** What a client is told about a failure: its class, message and provider code; never a partial or a cause. */
+function errorFrame(error: Ai4tsError): { name: string; message: string; code?: string } {
+  const code = error instanceof ApiError ? error.code : undefined;
+  return code === undefined
+    ? { name: error.name, message: error.message }
+    : { name: error.name, message: error.message, code };
+}

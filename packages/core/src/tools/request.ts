@@ -1,0 +1,80 @@
+/**
+ * The tool loop's settings as a request carries them. One rule for every protocol: a request runs the loop when
+ * its `tools` hold a `defineTool` tool or it sets any loop field; those fields configure the SDK and never reach
+ * the wire, and neither does an empty `tools` array.
+ */
+import { isTool, type Tool } from './define.js';
+import type { ToolLoopOptions } from './loop.js';
+
+/** The names of the loop fields a request may carry. */
+export const LOOP_FIELDS = [
+  'maxSteps',
+  'passThroughToolCalls',
+  'concurrency',
+  'onStepFinish',
+  'onToolCall',
+  'prepareStep',
+] as const;
+
+/** The name of one loop field. */
+export type LoopFieldName = (typeof LOOP_FIELDS)[number];
+
+/** The loop's settings a request may carry beside its protocol fields; never sent to the API. */
+export type LoopFields<Request = unknown, Completion = unknown> = Pick<
+  ToolLoopOptions<Request, Completion>,
+  LoopFieldName
+>;
+
+/** What {@link isLoopRequest} and {@link loopOptionsOf} read: a request with `tools` and loop fields. */
+export type LoopRequestShape = { readonly tools?: readonly unknown[] | undefined } & {
+  readonly [K in LoopFieldName]?: unknown;
+};
+
+const LOOP_FIELD_SET: ReadonlySet<string> = new Set(LOOP_FIELDS);
+
+/** Whether a request runs the tool loop: it has a `defineTool` tool, or sets a loop field. */
+export function isLoopRequest(request: LoopRequestShape): boolean {
+  return request.tools?.some(isTool) === true || LOOP_FIELDS.some((field) => request[field] !== undefined);
+}
+
+/** The `defineTool` tools of a request's `tools`. */
+export function toolsOf(request: LoopRequestShape): Tool[] {
+  return (request.tools ?? []).filter(isTool);
+}
+
+/** The loop options a request carries, with the caller's signal. */
+export function loopOptionsOf<Request extends LoopFields<Request, Completion> & LoopRequestShape, Completion>(
+  request: Request,
+  signal?: AbortSignal,
+): ToolLoopOptions<Request, Completion> {
+  const options: ToolLoopOptions<Request, Completion> = { tools: toolsOf(request) };
+  if (request.maxSteps !== undefined) options.maxSteps = request.maxSteps;
+  if (request.passThroughToolCalls !== undefined) options.passThroughToolCalls = request.passThroughToolCalls;
+  if (request.concurrency !== undefined) options.concurrency = request.concurrency;
+  if (request.onStepFinish !== undefined) options.onStepFinish = request.onStepFinish;
+  if (request.onToolCall !== undefined) options.onToolCall = request.onToolCall;
+  if (request.prepareStep !== undefined) options.prepareStep = request.prepareStep;
+  if (signal !== undefined) options.signal = signal;
+  return options;
+}
+
+/**
+ * The JSON body of a request: loop fields, `undefined` values and an empty `tools` array left off, each
+ * `defineTool` tool converted by `toWireTool` (the protocol's tool shape), every other field kept as it is.
+ * Never mutates `request`.
+ */
+export function toWireBody(
+  request: object,
+  toWireTool: (tool: Tool) => unknown,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(request)) {
+    if (value === undefined || LOOP_FIELD_SET.has(key)) continue;
+    if (key === 'tools' && Array.isArray(value)) {
+      if (value.length > 0) body.tools = value.map((tool: unknown) => (isTool(tool) ? toWireTool(tool) : tool));
+      continue;
+    }
+    body[key] = value;
+  }
+  return body;
+}
