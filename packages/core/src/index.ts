@@ -41,6 +41,13 @@ export {
   type Usage,
   type UsageEvent,
 } from './events.js';
+export {
+  collectInto,
+  type ListenerStatus,
+  type ReadOptions,
+  readInto,
+  type StreamListener,
+} from './listener.js';
 export type { StreamSource } from './source.js';
 export { EventStream, type StreamEventHandler, type StreamEventName, type StreamRun } from './stream.js';
 export * from './tools/index.js';

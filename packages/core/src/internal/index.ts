@@ -19,3 +19,5 @@ export {
   toAi4tsError,
 } from './fail.js';
 export { NEVER } from './signal.js';
+export { type CreatedReader, readCreated } from './create.js';
+export { emitByType } from './emit.js';

@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { HandlersOf } from '../events.js';
+import { emitByType } from '../internal/emit.js';
 import { EventStream } from '../stream.js';
 import {
   runSteps,
@@ -56,9 +57,4 @@ export function streamToolLoop<Request, Completion, Message>(
   options: ToolLoopOptions<Request, Completion> = {},
 ): ToolLoopStream<Request, Completion, Message> {
   return new ToolLoopStream(adapter, request, options);
-}
-
-/** Emits an event under its own `type`. TypeScript cannot pair a union member with its keyed handler: one cast. */
-function emitByType<E extends { type: string }>(emitter: EventEmitter<HandlersOf<E>>, event: E): void {
-  (emitter as unknown as EventEmitter<string>).emit(event.type, event);
 }

@@ -1,0 +1,39 @@
+/** The answer to a non-streaming request, read the same way by every protocol's `create`. */
+import { ApiError, isRecord, ProtocolError } from '../errors.js';
+import { collectInto, type StreamListener } from '../listener.js';
+import { toAi4tsError } from './fail.js';
+
+/** How {@link readCreated} turns a body into the protocol's result. */
+export interface CreatedReader<Final> {
+  signal?: AbortSignal | undefined;
+  /** A fresh listener, for a server that streams although asked not to (some daemons and gateways always do). */
+  listener: () => StreamListener<Final>;
+  /** Checks (cheaply) that the parsed JSON is the protocol's result; throws ProtocolError when it is not. */
+  parse: (json: unknown, text: string) => Final;
+}
+
+/**
+ * Reads a successful response to a non-streaming request: SSE is collected through the listener, JSON parsed and
+ * checked. A 200 body holding `{ error }` is the provider's ApiError; a body that is not JSON a ProtocolError; a
+ * read that breaks a ConnectionError (an AbortError when the caller aborted).
+ */
+export async function readCreated<Final>(response: Response, reader: CreatedReader<Final>): Promise<Final> {
+  const { signal } = reader;
+  if (response.headers.get('content-type')?.includes('text/event-stream')) {
+    return collectInto(response, reader.listener(), { signal });
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw toAi4tsError(error, { signal });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw new ProtocolError(`The response body is not JSON (status ${response.status})`, { cause, line: text });
+  }
+  if (isRecord(json) && json.error !== undefined && json.error !== null) throw ApiError.fromStreamError(json, undefined);
+  return reader.parse(json, text);
+}

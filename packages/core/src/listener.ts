@@ -1,0 +1,95 @@
+/**
+ * The listener contract every protocol follows (Chat Completions, Responses, Messages): a listener folds one
+ * stream into the protocol's result and emits the normalized events while doing so. docs/protocols.md explains it.
+ *
+ * - `status`: `pending` (nothing yet), `streaming`, `completed` (the protocol's terminal event arrived; a
+ *   provider's truncation such as `length`, `max_tokens` or a Responses `incomplete` is a finish reason of a
+ *   completed stream), `failed` (an error event, bad data, a cut, an abort).
+ * - `pushSse(event)` feeds one SSE event from the wire, `push(data)` one parsed protocol event. On bad server
+ *   data or an in-stream error they record the typed error (status `failed`, an `error` event) and throw it.
+ *   After `completed` or `failed` further input is ignored.
+ * - `end()` says the input ended: it returns the final result, or records and throws the failure
+ *   (StreamIncompleteError when the terminal event never came).
+ * - `fail(error)` records a failure from outside (the network, an abort), gives it the partial result, and returns
+ *   it to throw. Once failed, it returns the first error.
+ */
+import type { SseEvent } from '@ai4ts/sse';
+import type { Ai4tsError } from './errors.js';
+import { toAi4tsError } from './internal/fail.js';
+import { type StreamSource, sseEventsOf } from './source.js';
+
+/** Where a listener's stream stands; the same four values and meanings in every protocol. */
+export type ListenerStatus = 'pending' | 'streaming' | 'completed' | 'failed';
+
+/** What every protocol listener offers; `Final` is the protocol's result (a completion, a response, a message). */
+export interface StreamListener<Final> {
+  readonly status: ListenerStatus;
+  /** The error that failed the stream, once it failed. */
+  readonly error: Ai4tsError | undefined;
+  /** Feeds one SSE event as it came off the wire. Throws the recorded error on bad data or an error event. */
+  pushSse(event: SseEvent): void;
+  /** The input ended: the final result, or the recorded failure thrown. */
+  end(): Final;
+  /** Records a failure from outside the stream and returns it (with `partial`) to throw. */
+  fail(error: unknown): Ai4tsError;
+}
+
+/** Options of reading a source into a listener. */
+export interface ReadOptions {
+  /** Stops reading and releases the source; the read rejects with an AbortError carrying the partial. */
+  signal?: AbortSignal | undefined;
+  /** Largest SSE event accepted, in characters; a larger one is a ProtocolError. */
+  maxEventSize?: number | undefined;
+}
+
+/**
+ * Reads SSE events into `listener` until it completes or the events end, and returns its final result. The
+ * events are released as soon as the listener completes. Every failure rejects with the listener's typed error,
+ * `partial` attached. The one reading loop of every protocol, its service and its collector.
+ */
+export async function readInto<Final>(
+  events: AsyncIterable<SseEvent>,
+  listener: StreamListener<Final>,
+  signal?: AbortSignal,
+): Promise<Final> {
+  const iterator = events[Symbol.asyncIterator]();
+  let exhausted = false;
+  try {
+    while (listener.status !== 'completed') {
+      let next: IteratorResult<SseEvent>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        exhausted = true;
+        throw listener.fail(toAi4tsError(error, { signal }));
+      }
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      // Throws the listener's recorded error, or an event handler's own error, unchanged.
+      listener.pushSse(next.value);
+    }
+  } finally {
+    // Not awaited: nothing after the terminal event matters, and some bodies never settle a cancel.
+    if (!exhausted) iterator.return?.()?.catch(() => undefined);
+  }
+  if (signal?.aborted && listener.status !== 'completed') throw listener.fail(toAi4tsError(signal.reason, { signal }));
+  return listener.end();
+}
+
+/** Reads a whole {@link StreamSource} (any form) into `listener`: {@link readInto} over its SSE events. */
+export function collectInto<Final>(
+  source: StreamSource,
+  listener: StreamListener<Final>,
+  options: ReadOptions = {},
+): Promise<Final> {
+  const { signal, maxEventSize } = options;
+  let events: AsyncIterable<SseEvent>;
+  try {
+    events = sseEventsOf(source, { signal, maxEventSize });
+  } catch (error) {
+    return Promise.reject(listener.fail(toAi4tsError(error, { signal })));
+  }
+  return readInto(events, listener, signal);
+}
