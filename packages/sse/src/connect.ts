@@ -1,4 +1,5 @@
-import { SseDecoder, type SseEvent } from './decoder.js';
+import { SseDecoder } from './decoder.js';
+import type { SseEvent } from './event.js';
 import { SseError } from './errors.js';
 import { readEvents } from './parse.js';
 

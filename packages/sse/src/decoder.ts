@@ -1,14 +1,5 @@
 import { SseError } from './errors.js';
-
-/** One dispatched server-sent event. */
-export interface SseEvent {
-  /** The block's `event:` field, or "message" when the block named none. */
-  event: string;
-  /** The block's `data:` lines, joined with "\n". */
-  data: string;
-  /** The block's own `id:` field; absent when the block had none. */
-  id?: string;
-}
+import type { SseEvent } from './event.js';
 
 /** Options of {@link SseDecoder}. */
 export interface SseDecoderOptions {

@@ -7,7 +7,7 @@
  * - `network_error`: `connectSse` ran out of attempts on connections that failed, broke or closed
  *   without an event. `cause` holds the last failure.
  */
-import type { SseEvent } from './decoder.js';
+import type { SseEvent } from './event.js';
 
 export type SseErrorCode = 'event_too_large' | 'http_error' | 'network_error';
 

@@ -1,4 +1,5 @@
-import { SseDecoder, type SseEvent } from './decoder.js';
+import { SseDecoder } from './decoder.js';
+import type { SseEvent } from './event.js';
 import { SseError } from './errors.js';
 
 /** What {@link parseSse} reads: a fetch Response, a web stream or any async iterable of bytes or text. */
