@@ -80,7 +80,7 @@ describe('toAi4tsError', () => {
     expect(aborted).toBeInstanceOf(AbortError);
     expect(aborted.cause).toBe('why');
     expect(aborted.partial).toBe('so far');
-    expect(toAi4tsError(new SseError('event_too_large', 'too big'))).toBeInstanceOf(ProtocolError);
+    expect(toAi4tsError(new SseError('too big', { code: 'event_too_large' }))).toBeInstanceOf(ProtocolError);
     const broken = toAi4tsError(new TypeError('terminated', { cause: new Error('other side closed') }));
     expect(broken).toBeInstanceOf(ConnectionError);
     expect(broken.message).toContain('terminated: other side closed');
