@@ -7,7 +7,7 @@ export { addUsage } from '../events.js';
 export { sseEventsOf } from '../source.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
-export { loopOptionsOf, type LoopRequestShape, toolsOf, toWireBody } from '../tools/request.js';
+export { loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
