@@ -83,8 +83,10 @@ export class CompletionBuilder {
   messageId: string | undefined;
   /** Tool calls by id, in arrival order. */
   readonly tools = new Map<string, DaemonTool>();
-  private hasContent = false;
-  private summedUsage = false;
+  /** Some content arrived (even empty): `content` is then a string, not null. */
+  #hasContent = false;
+  /** A `usage` event arrived: the summed rounds win over the total on `done`. */
+  #summedUsage = false;
 
   constructor(options: CompletionOptions = {}) {
     this.id = options.id ?? `chatcmpl-${crypto.randomUUID()}`;
@@ -99,7 +101,7 @@ export class CompletionBuilder {
     switch (event.type) {
       case 'content':
         this.content += event.delta;
-        this.hasContent = true;
+        this.#hasContent = true;
         break;
       case 'reasoning':
         this.reasoning += event.delta;
@@ -131,7 +133,7 @@ export class CompletionBuilder {
       }
       case 'usage':
         this.usage = event.usage;
-        this.summedUsage = true;
+        this.#summedUsage = true;
         break;
       case 'finish':
         this.finishReason = event.finishReason;
@@ -140,7 +142,7 @@ export class CompletionBuilder {
       case 'done':
         this.sessionId = event.sessionId ?? this.sessionId;
         this.messageId = event.messageId ?? this.messageId;
-        if (event.type === 'done' && !this.summedUsage && event.usage) this.usage = event.usage;
+        if (event.type === 'done' && !this.#summedUsage && event.usage) this.usage = event.usage;
         break;
     }
   }
@@ -153,7 +155,7 @@ export class CompletionBuilder {
 
   /** The completion so far: `complete` sets the final finish_reason, otherwise it is null (a partial). */
   completion(complete = false): BridgeCompletion {
-    const message: BridgeMessage = { role: 'assistant', content: this.hasContent ? this.content : null };
+    const message: BridgeMessage = { role: 'assistant', content: this.#hasContent ? this.content : null };
     if (this.reasoning) message.reasoning_content = this.reasoning;
     if (this.tools.size > 0) {
       const tools = [...this.tools.values()];

@@ -3,9 +3,8 @@
  * reasoning, a tool call, a tool result, usage, start, done or error, and which fields carry their values.
  * `defineDialect()` turns that table into a reader of normalized {@link BridgeEvent}s and an upstream request builder.
  */
-import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError, type Usage } from '@ai4ts/core';
-import { addUsage, isRecord } from '@ai4ts/core/internal';
-import { parseSse, SseError } from '@ai4ts/sse';
+import { ApiError, ProtocolError, StreamIncompleteError, type StreamSource, type Usage } from '@ai4ts/core';
+import { addUsage, isRecord, readErrorResponse, redact, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import { CompletionBuilder } from './completion.js';
 import type { BridgeEvent } from './events.js';
 
@@ -51,25 +50,30 @@ export interface DialectSpec {
   request(input: UpstreamInput): unknown;
 }
 
-/** What a dialect reader accepts: an HTTP response (a non-2xx status becomes an ApiError), or SSE bytes. */
-export type DialectSource = Response | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>;
-
 /** Options of a dialect reader. */
 export interface ReadOptions {
   /** Aborting stops the read and releases the body (an AbortError is thrown). */
   signal?: AbortSignal;
   /** Largest SSE event accepted, in characters (@ai4ts/sse's default otherwise). */
   maxEventSize?: number;
+  /**
+   * Strings scrubbed (as `[redacted]`) from what the daemon echoes back in a failure: an HTTP error body or an
+   * error event. Pass the token you sent upstream, so that it never reaches an error message.
+   */
+  secrets?: readonly string[];
 }
 
 /** A dialect: its spec, and a reader of its streams. */
 export interface Dialect extends DialectSpec {
   /**
-   * Reads a daemon's stream into bridge events. Unknown types surface as `unknown` events. Failures throw, each
-   * with `partial` (the completion so far): the daemon's error event (ApiError), a stream that ends before its
-   * done event (StreamIncompleteError), data that is not JSON (ProtocolError), a broken body (ConnectionError).
+   * Reads a daemon's stream, in any {@link StreamSource} form (a Response, whose non-2xx status becomes the typed
+   * ApiError; a web stream or async iterable of bytes or text; or the whole stream as one string), into bridge
+   * events; the events and the failure do not depend on the form or on how the stream was cut. Unknown types
+   * surface as `unknown` events. Failures throw, each with `partial` (the completion so far): the daemon's error
+   * event (ApiError), a stream that ends before its done event (StreamIncompleteError), data that is not JSON or an
+   * oversized event (ProtocolError), a broken body (ConnectionError), an abort (AbortError).
    */
-  read(source: DialectSource, options?: ReadOptions): AsyncIterable<BridgeEvent>;
+  read(source: StreamSource, options?: ReadOptions): AsyncIterable<BridgeEvent>;
 }
 
 const DEFAULT_USAGE_FIELDS = { prompt: 'prompt', completion: 'completion', total: 'total' };
@@ -91,10 +95,11 @@ export function defineDialect(spec: DialectSpec): Dialect {
 
 async function* readDialect(
   spec: DialectSpec,
-  source: DialectSource,
+  source: StreamSource,
   options: ReadOptions = {},
 ): AsyncGenerator<BridgeEvent> {
-  if (source instanceof Response && !source.ok) throw await errorFromResponse(source);
+  const { signal, maxEventSize, secrets = [] } = options;
+  if (source instanceof Response && !source.ok) throw await readErrorResponse(source, { signal, secrets });
   const builder = new CompletionBuilder();
   const usageFields = spec.usageFields ?? DEFAULT_USAGE_FIELDS;
   let toolIndex = 0;
@@ -165,7 +170,7 @@ async function* readDialect(
         ];
       }
       case 'error': {
-        const payload = { ...data };
+        const payload = scrub(data, secrets); // a daemon may quote the token it was sent
         if (spec.typeField !== undefined) delete payload[spec.typeField];
         throw ApiError.fromStreamError(payload, builder.completion());
       }
@@ -173,7 +178,7 @@ async function* readDialect(
   };
 
   try {
-    for await (const sse of parseSse(source, options)) {
+    for await (const sse of sseEventsOf(source, { signal, maxEventSize })) {
       const data = sse.data === '' ? {} : parseData(sse.data, builder); // an empty block carries only its name
       const name = spec.typeField === undefined ? sse.event : text(data[spec.typeField]);
       for (const event of map(name, data)) {
@@ -183,7 +188,7 @@ async function* readDialect(
       }
     }
   } catch (error) {
-    throw asBridgeError(error, builder, options.signal);
+    throw toAi4tsError(error, { signal, partial: builder.completion() });
   }
   throw new StreamIncompleteError(`The ${spec.name} stream ended before its done event`, {
     partial: builder.completion(),
@@ -202,23 +207,14 @@ function parseData(data: string, builder: CompletionBuilder): Record<string, unk
   return value;
 }
 
-function asBridgeError(error: unknown, builder: CompletionBuilder, signal: AbortSignal | undefined): Ai4tsError {
-  if (error instanceof Ai4tsError) return error;
-  const partial = builder.completion();
-  if (signal?.aborted) return new AbortError('The read was aborted', { cause: signal.reason, partial });
-  if (error instanceof SseError) return new ProtocolError(error.message, { cause: error, partial });
-  return new ConnectionError('The daemon stream broke', { cause: error, partial });
-}
-
-async function errorFromResponse(response: Response): Promise<ApiError> {
-  const body = await response.text().catch(() => '');
-  let parsed: unknown = body;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    // Not JSON: the text is the body.
-  }
-  return ApiError.fromResponse(response.status, parsed, response.headers);
+/** A copy of `data` with every secret replaced in every string, however deep. */
+function scrub(data: Record<string, unknown>, secrets: readonly string[]): Record<string, unknown> {
+  const copy = (value: unknown): unknown => {
+    if (typeof value === 'string') return redact(value, secrets);
+    if (Array.isArray(value)) return value.map(copy);
+    return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, v]) => [key, copy(v)])) : value;
+  };
+  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, copy(value)]));
 }
 
 function readUsage(

@@ -14,7 +14,6 @@ export {
 } from './completion.js';
 export {
   type Dialect,
-  type DialectSource,
   type DialectSpec,
   defineDialect,
   type EventRule,

@@ -3,7 +3,8 @@
  * named-event dialect. A failure before any output is thrown (a server can still answer with an HTTP error);
  * after output began it is written into the stream, and the stream ends without its success terminator.
  */
-import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import { toAi4tsError } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import { type BridgeCompletion, CompletionBuilder, type CompletionOptions } from './completion.js';
 import type { BridgeEvent } from './events.js';
@@ -148,9 +149,8 @@ export async function toOpenAICompletion(
       state.add(event);
     }
   } catch (error) {
-    const failure =
-      error instanceof Ai4tsError ? error : new ConnectionError('The event stream failed', { cause: error });
-    failure.partial = state.completion();
+    const failure = toAi4tsError(error);
+    failure.partial = state.completion(); // this writer's completion (its id and model), whatever the source set
     throw failure;
   }
   return state.completion(true);

@@ -1,5 +1,6 @@
+import type { StreamSource } from '@ai4ts/core';
 import { defineDialect } from '../dialect.js';
-import type { DialectSource, ReadOptions } from '../dialect.js';
+import type { ReadOptions } from '../dialect.js';
 import type { BridgeEvent } from '../events.js';
 
 /**
@@ -27,6 +28,6 @@ export const namedEventDialect = defineDialect({
 });
 
 /** Reads a named-event chat server's stream (see {@link namedEventDialect}) into bridge events. */
-export function readNamedEventDialect(source: DialectSource, options?: ReadOptions): AsyncIterable<BridgeEvent> {
+export function readNamedEventDialect(source: StreamSource, options?: ReadOptions): AsyncIterable<BridgeEvent> {
   return namedEventDialect.read(source, options);
 }

@@ -1,5 +1,6 @@
+import type { StreamSource } from '@ai4ts/core';
 import { defineDialect } from '../dialect.js';
-import type { DialectSource, ReadOptions } from '../dialect.js';
+import type { ReadOptions } from '../dialect.js';
 import type { BridgeEvent } from '../events.js';
 
 /**
@@ -40,6 +41,6 @@ export const typedEventDialect = defineDialect({
 });
 
 /** Reads a typed-event daemon stream (see {@link typedEventDialect}) into bridge events. */
-export function readTypedEventDialect(source: DialectSource, options?: ReadOptions): AsyncIterable<BridgeEvent> {
+export function readTypedEventDialect(source: StreamSource, options?: ReadOptions): AsyncIterable<BridgeEvent> {
   return typedEventDialect.read(source, options);
 }
