@@ -24,7 +24,7 @@ try {
     },
   }));
 } catch (error) {
-  fail((error as Error).message);
+  fail(error instanceof Error ? error.message : String(error));
 }
 
 const { upstream, dialect } = values;

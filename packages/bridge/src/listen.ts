@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createOpenAIProxy, type OpenAIProxyOptions } from './proxy.js';
 
 /** The proxy's options, and where to listen. */
@@ -30,7 +29,8 @@ export async function listenOpenAIProxy(options: ListenOptions): Promise<Listeni
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The proxy is not listening on a TCP port');
   const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     server,
