@@ -8,8 +8,15 @@
  * The host defines the tools: `get_weather({ city })` returning JSON with a Celsius `temperature` (or any text
  * holding a number), and `convert_temperature({ value, from: 'celsius', to: 'fahrenheit' })` returning the
  * converted number (or JSON/text holding it). A tool error reaches the answer as such.
+ *
+ * It speaks all three protocols: tool results are read from Chat `tool` messages, Responses
+ * `function_call_output` items or Messages `tool_result` blocks, whichever route was called.
  */
-import type { ChatMessage, ChatRequestBody, MockTurn } from './chat.js';
+import { type ChatMessage, isChatBody } from './chat.js';
+import type { MessagesInputMessage } from './messages.js';
+import type { ResponsesInputItem } from './responses.js';
+import type { MockRequestBody, MockScriptContext } from './server.js';
+import { isRecord, type MockTurn } from './turn.js';
 
 /** The question the agent demo asks. */
 export const agentQuestion =
@@ -17,9 +24,12 @@ export const agentQuestion =
 
 const CITIES = ['Paris', 'Zürich'] as const;
 
-/** Answers the weather question in three steps, reading the tool results from the request it receives. */
-export function agentScript(body: ChatRequestBody): MockTurn {
-  const results = toolResults(body.messages);
+/**
+ * Answers the weather question in three steps, reading the tool results from the request it receives. Without a
+ * context (a direct call), the body is read as Chat Completions.
+ */
+export function agentScript(body: MockRequestBody, context?: MockScriptContext): MockTurn {
+  const results = context ? toolResultsOf(context) : isChatBody(body) ? chatToolResults(body.messages) : [];
   const weather = results.filter((r) => r.name === 'get_weather');
   const conversion = results.find((r) => r.name === 'convert_temperature');
 
@@ -64,23 +74,74 @@ interface ToolResultMessage {
   content: string;
 }
 
+function toolResultsOf(context: MockScriptContext): ToolResultMessage[] {
+  if (context.protocol === 'chat') return chatToolResults(context.body.messages);
+  if (context.protocol === 'responses') return responsesToolResults(context.body.input);
+  return messagesToolResults(context.body.messages);
+}
+
 /** The tool results since the last user message, each joined to the call it answers. */
-function toolResults(messages: readonly ChatMessage[]): ToolResultMessage[] {
+function chatToolResults(messages: readonly ChatMessage[]): ToolResultMessage[] {
   const lastUser = messages.findLastIndex((m) => m.role === 'user');
   const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
   const results: ToolResultMessage[] = [];
   for (const message of messages.slice(lastUser + 1)) {
     for (const call of message.tool_calls ?? []) calls.set(call.id, { name: call.function.name, args: parseArgs(call.function.arguments) });
     const call = message.role === 'tool' && message.tool_call_id ? calls.get(message.tool_call_id) : undefined;
-    if (call) results.push({ ...call, content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content) });
+    if (call) results.push({ ...call, content: textOf(message.content) });
   }
   return results;
+}
+
+/** The `function_call_output` items since the last user item, each joined to its `function_call`. */
+function responsesToolResults(input: string | readonly ResponsesInputItem[]): ToolResultMessage[] {
+  if (typeof input === 'string') return [];
+  const lastUser = input.findLastIndex((item) => item.role === 'user');
+  const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
+  const results: ToolResultMessage[] = [];
+  for (const item of input.slice(lastUser + 1)) {
+    if (item.type === 'function_call' && item.call_id && item.name)
+      calls.set(item.call_id, { name: item.name, args: parseArgs(item.arguments ?? '') });
+    const call = item.type === 'function_call_output' && item.call_id ? calls.get(item.call_id) : undefined;
+    if (call) results.push({ ...call, content: textOf(item.output) });
+  }
+  return results;
+}
+
+/** The `tool_result` blocks since the user's last question, each joined to its `tool_use` block. */
+function messagesToolResults(messages: readonly MessagesInputMessage[]): ToolResultMessage[] {
+  // Tool results travel in user messages too; the question is the last user message that is not only results.
+  const lastUser = messages.findLastIndex(
+    (m) => m.role === 'user' && (typeof m.content === 'string' || m.content.some((block) => block.type !== 'tool_result')),
+  );
+  const calls = new Map<string, { name: string; args: Record<string, unknown> }>();
+  const results: ToolResultMessage[] = [];
+  for (const message of messages.slice(lastUser + 1)) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string')
+        calls.set(block.id, { name: block.name, args: isRecord(block.input) ? block.input : {} });
+      const call = block.type === 'tool_result' && typeof block.tool_use_id === 'string' ? calls.get(block.tool_use_id) : undefined;
+      if (call) results.push({ ...call, content: textOf(block.content) });
+    }
+  }
+  return results;
+}
+
+/** A tool result as text: a string, the joined `text` of content parts, or JSON. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const texts = content.flatMap((part) => (isRecord(part) && typeof part.text === 'string' ? [part.text] : []));
+    if (texts.length === content.length) return texts.join('');
+  }
+  return JSON.stringify(content);
 }
 
 function parseArgs(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+    return isRecord(value) ? value : {};
   } catch {
     return {};
   }
@@ -91,10 +152,10 @@ function numberIn(content: string): number | undefined {
   try {
     const value: unknown = JSON.parse(content);
     if (typeof value === 'number') return value;
-    if (typeof value === 'object' && value !== null) {
+    if (isRecord(value)) {
       if ('error' in value) return undefined;
       for (const key of ['temperature', 'celsius', 'fahrenheit', 'value', 'result']) {
-        const field = (value as Record<string, unknown>)[key];
+        const field = value[key];
         if (typeof field === 'number') return field;
       }
     }

@@ -1,8 +1,10 @@
 /**
- * OpenAI Chat Completions as a scripted model answers it: one scripted turn becomes either a `chat.completion`
+ * OpenAI Chat Completions as the scripted model answers it: one scripted turn becomes either a `chat.completion`
  * or the `chat.completion.chunk` sequence a real provider streams, fragmented the way providers fragment.
  */
-import { asciiJson, splitText } from './fragment.js';
+import type { SseMessage } from '@ai4ts/sse';
+import { splitText } from './fragment.js';
+import { isRecord, type MockTurn, type RenderContext, type ResolvedTurn } from './turn.js';
 
 /** A message of a Chat Completions request, as far as scripts need to read it. */
 export interface ChatMessage {
@@ -24,68 +26,8 @@ export interface ChatRequestBody {
   [key: string]: unknown;
 }
 
-/** A tool call the scripted model makes. */
-export interface MockToolCall {
-  /** Generated (`call_…`) when absent. */
-  id?: string;
-  name: string;
-  /** Sent exactly as given when a string; an object is sent as JSON with non-ASCII characters `\uXXXX`-escaped. */
-  arguments: string | Record<string, unknown>;
-}
-
-/** Token usage in the Chat Completions shape. */
-export interface MockUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  [key: string]: unknown;
-}
-
-/** What the scripted model answers to one request. */
-export interface MockTurn {
-  /** Streamed as `reasoning_content` deltas before the content (DeepSeek style). */
-  reasoning?: string;
-  content?: string;
-  /** Parallel tool calls; streamed interleaved, arguments cut at arbitrary places. */
-  toolCalls?: MockToolCall[];
-  /** `tool_calls` when there are tool calls, else `stop`. */
-  finishReason?: string;
-  /** Estimated from the text lengths when absent (about 4 characters a token). */
-  usage?: MockUsage;
-  /** Wait this long before each streamed chunk. */
-  chunkDelayMs?: number;
-  /** Answer with this HTTP status and body instead (body default: an OpenAI-style error object). */
-  httpError?: { status: number; body?: unknown };
-  /** Streaming: after the turn's deltas, send this error object as a data event and end the stream. */
-  streamError?: { message: string; type?: string; code?: string };
-  /** Streaming: stop after this many data events, without `[DONE]`; `reset` destroys the connection instead of ending it. */
-  cutOff?: { afterChunks: number; reset?: boolean };
-}
-
-/** A turn with everything decided: call ids, argument strings, finish reason, usage. */
-export interface ResolvedTurn {
-  reasoning: string;
-  content: string;
-  toolCalls: { id: string; name: string; arguments: string }[];
-  finishReason: string;
-  usage: MockUsage;
-}
-
-/** Fills in a turn's defaults. `random` makes call ids. */
-export function resolveTurn(turn: MockTurn, body: ChatRequestBody, random: () => number): ResolvedTurn {
-  const reasoning = turn.reasoning ?? '';
-  const content = turn.content ?? '';
-  const toolCalls = (turn.toolCalls ?? []).map((call) => ({
-    id: call.id ?? `call_${randomId(random)}`,
-    name: call.name,
-    arguments: typeof call.arguments === 'string' ? call.arguments : asciiJson(call.arguments),
-  }));
-  const finishReason = turn.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
-  return { reasoning, content, toolCalls, finishReason, usage: turn.usage ?? estimateUsage(body, reasoning, content, toolCalls) };
-}
-
 /** The non-streamed answer: a `chat.completion` object. */
-export function chatCompletion(turn: ResolvedTurn, body: ChatRequestBody, id: string, created: number) {
+export function chatCompletion(turn: ResolvedTurn, body: ChatRequestBody, { id, created }: RenderContext) {
   return {
     id,
     object: 'chat.completion',
@@ -117,18 +59,18 @@ export function chatCompletion(turn: ResolvedTurn, body: ChatRequestBody, id: st
 }
 
 /**
- * The streamed answer: the `chat.completion.chunk` payloads in order (without the final `[DONE]`). Reasoning and
+ * The streamed answer: the `chat.completion.chunk` events in order, ending in `data: [DONE]`. Reasoning and
  * content come in deltas of 1-6 characters; parallel tool calls start in index order but their argument fragments
- * (1-8 characters, cut anywhere) interleave; a usage chunk with `choices: []` ends the stream when
- * `stream_options.include_usage` is set.
+ * (1-8 characters, cut anywhere) interleave; a usage chunk with `choices: []` follows the finish chunk when
+ * `stream_options.include_usage` is set. With `streamError`, `data: {"error": ...}` replaces everything after
+ * the deltas.
  */
-export function chatChunks(
+export function chatEvents(
   turn: ResolvedTurn,
   body: ChatRequestBody,
-  id: string,
-  created: number,
-  random: () => number,
-): Record<string, unknown>[] {
+  { id, created, random }: RenderContext,
+  streamError?: MockTurn['streamError'],
+): SseMessage[] {
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
     id,
@@ -170,34 +112,16 @@ export function chatChunks(
     }
   }
 
+  const data = (payload: unknown): SseMessage => ({ data: JSON.stringify(payload) });
+  // OpenAI sends the error as a plain data event and no [DONE] after it.
+  if (streamError) return [...chunks.map(data), data({ error: streamError })];
   chunks.push(chunk({}, turn.finishReason));
   if (includeUsage)
     chunks.push({ id, object: 'chat.completion.chunk', created, model: body.model ?? 'mock-model', choices: [], usage: turn.usage });
-  return chunks;
+  return [...chunks.map(data), { data: '[DONE]' }];
 }
 
-function estimateUsage(
-  body: ChatRequestBody,
-  reasoning: string,
-  content: string,
-  toolCalls: ResolvedTurn['toolCalls'],
-): MockUsage {
-  const tokens = (text: string) => Math.ceil(text.length / 4);
-  const prompt = tokens(JSON.stringify(body.messages));
-  const reasoningTokens = tokens(reasoning);
-  const completion = reasoningTokens + tokens(content) + tokens(toolCalls.map((c) => c.name + c.arguments).join(''));
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    ...(reasoning ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
-  };
-}
-
-const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function randomId(random: () => number): string {
-  let id = '';
-  for (let i = 0; i < 24; i++) id += ID_ALPHABET[Math.floor(random() * ID_ALPHABET.length)];
-  return id;
+/** What a Chat Completions answer can be: a JSON object with a `messages` array. */
+export function isChatBody(body: unknown): body is ChatRequestBody {
+  return isRecord(body) && Array.isArray(body.messages);
 }

@@ -1,15 +1,20 @@
 /**
- * @ai4ts/testing: a scripted OpenAI-compatible model server on 127.0.0.1 for tests, examples and users' own
- * test suites. It streams real SSE with realistic fragmentation: reasoning deltas, interleaved parallel tool
- * calls with arguments cut anywhere, usage chunks, errors and cut-off streams on demand.
+ * @ai4ts/testing: a scripted model server on 127.0.0.1 for tests, examples and users' own test suites. One script
+ * answers OpenAI Chat Completions, OpenAI Responses and Anthropic Messages, over real SSE with realistic
+ * fragmentation: reasoning deltas, parallel tool calls with arguments cut anywhere, usage, errors and cut-off
+ * streams on demand.
  */
 export { agentQuestion, agentScript } from './agent.js';
-export type { ChatMessage, ChatRequestBody, MockToolCall, MockTurn, MockUsage } from './chat.js';
+export type { ChatMessage, ChatRequestBody } from './chat.js';
+export type { MessagesContentBlock, MessagesInputMessage, MessagesRequestBody } from './messages.js';
+export type { ResponsesInputItem, ResponsesRequestBody } from './responses.js';
 export {
   type MockModel,
   type MockModelOptions,
+  type MockRequestBody,
   type MockScript,
   type MockScriptContext,
   type RecordedRequest,
   startMockModel,
 } from './server.js';
+export type { MockProtocol, MockToolCall, MockTurn, MockUsage } from './turn.js';

@@ -3,22 +3,46 @@
  * For tests, examples and `npm start`.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeSse } from '@ai4ts/sse';
-import { type ChatRequestBody, chatChunks, chatCompletion, type MockTurn, resolveTurn } from './chat.js';
+import { encodeSse, type SseMessage } from '@ai4ts/sse';
+import { type ChatRequestBody, chatCompletion, chatEvents, isChatBody } from './chat.js';
 import { seededRandom } from './fragment.js';
+import {
+  isMessagesBody,
+  type MessagesRequestBody,
+  messageObject,
+  messagesError,
+  messagesErrorType,
+  messagesEvents,
+  messagesPrompt,
+} from './messages.js';
+import { isResponsesBody, type ResponsesRequestBody, responseObject, responsesEvents, responsesPrompt } from './responses.js';
+import { type MockTurn, type RenderContext, type ResolvedTurn, resolveTurn } from './turn.js';
 
-/** What a script learns about the request besides its body. */
-export interface MockScriptContext {
-  /** Which chat completion request this is, counted from 1 since the server started. */
+/** The body of a request to any of the three model routes. */
+export type MockRequestBody = ChatRequestBody | ResponsesRequestBody | MessagesRequestBody;
+
+interface ScriptContextBase {
+  /** Which model request this is, whatever its protocol, counted from 1 since the server started. */
   step: number;
   headers: IncomingHttpHeaders;
 }
 
-/** Decides the model's turn from the request body: a function, or a list of turns answered in order. */
+/**
+ * What a script learns about the request besides its body. `protocol` tells which route was called and narrows
+ * `body` (the same object as the script's first argument) to that protocol's request type.
+ */
+export type MockScriptContext =
+  | (ScriptContextBase & { protocol: 'chat'; body: ChatRequestBody })
+  | (ScriptContextBase & { protocol: 'responses'; body: ResponsesRequestBody })
+  | (ScriptContextBase & { protocol: 'messages'; body: MessagesRequestBody });
+
+/**
+ * Decides the model's turn from the request: a function, or a list of turns answered in order (request N, of any
+ * protocol, gets turn N). The same turn is rendered as Chat Completions, Responses or Messages by the route called.
+ */
 export type MockScript =
-  | ((body: ChatRequestBody, context: MockScriptContext) => MockTurn | Promise<MockTurn>)
+  | ((body: MockRequestBody, context: MockScriptContext) => MockTurn | Promise<MockTurn>)
   | readonly MockTurn[];
 
 /** Options of {@link startMockModel}. */
@@ -54,7 +78,9 @@ export interface MockModel {
 }
 
 /**
- * Starts a scripted model. Serves `POST /v1/chat/completions` (streamed when `stream: true`) and `GET /v1/models`.
+ * Starts a scripted model. Serves `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/responses`
+ * (OpenAI Responses) and `POST /v1/messages` (Anthropic Messages), each streamed when `stream: true`, from the
+ * same script, and `GET /v1/models`.
  *
  * @example
  * const model = await startMockModel({ script: [{ content: 'Hello!' }] });
@@ -69,35 +95,51 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, error instanceof Error ? error.message : String(error), 'server_error');
+      const message = error instanceof Error ? error.message : String(error);
+      if (!res.headersSent) sendError(res, requestPath(req), 500, message, 'server_error');
       else res.destroy();
     });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const text = await readBody(req);
-    const body = parseJson(text);
+    const path = requestPath(req);
+    const body = parseJson(await readBody(req));
     requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    const headers = req.headers;
 
     if (req.method === 'GET' && path === '/v1/models') {
       const data = models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'ai4ts-testing' }));
       return sendJson(res, 200, { object: 'list', data });
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
-      if (!isChatBody(body)) return sendError(res, 400, 'The body must be a JSON object with a messages array');
+      if (!isChatBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with a messages array');
       const step = ++steps;
-      const turn = await turnFor(script, body, { step, headers: req.headers });
-      return answerChat(res, body, turn, step, seed + step);
+      const turn = await turnFor(script, { protocol: 'chat', body, step, headers });
+      return answer(res, renderers.chat, body, turn, step, seed);
     }
-    sendError(res, 404, `No route for ${req.method} ${path}`, 'not_found');
+    if (req.method === 'POST' && path === '/v1/responses') {
+      if (!isResponsesBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with an input string or array');
+      const step = ++steps;
+      const turn = await turnFor(script, { protocol: 'responses', body, step, headers });
+      return answer(res, renderers.responses, body, turn, step, seed);
+    }
+    if (req.method === 'POST' && path === '/v1/messages') {
+      if (!isMessagesBody(body))
+        return sendError(res, path, 400, 'The body must be a JSON object with a messages array and a numeric max_tokens');
+      const step = ++steps;
+      const turn = await turnFor(script, { protocol: 'messages', body, step, headers });
+      return answer(res, renderers.messages, body, turn, step, seed);
+    }
+    sendError(res, path, 404, `No route for ${req.method} ${path}`, 'not_found');
   }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The mock model is not listening on a TCP port');
+  const url = `http://127.0.0.1:${address.port}`;
   return {
     url,
     baseURL: `${url}/v1`,
@@ -110,39 +152,88 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   };
 }
 
-async function turnFor(script: MockScript, body: ChatRequestBody, context: MockScriptContext): Promise<MockTurn> {
-  if (typeof script === 'function') return script(body, context);
-  const turn = (script as readonly MockTurn[])[context.step - 1];
+/** How one protocol renders a resolved turn; the protocol files hold the shapes, this file only routes. */
+interface Renderer<B> {
+  /** The answer's id for request `step`. */
+  answerId(step: number): string;
+  /** Prefix of generated tool call ids. */
+  callIdPrefix: string;
+  /** The request text the usage estimate counts. */
+  prompt(body: B): string;
+  json(turn: ResolvedTurn, body: B, context: RenderContext): unknown;
+  events(turn: ResolvedTurn, body: B, context: RenderContext, streamError: MockTurn['streamError']): SseMessage[];
+}
+
+const renderers: {
+  chat: Renderer<ChatRequestBody>;
+  responses: Renderer<ResponsesRequestBody>;
+  messages: Renderer<MessagesRequestBody>;
+} = {
+  chat: {
+    answerId: (step) => `chatcmpl-mock-${step}`,
+    callIdPrefix: 'call_',
+    prompt: (body) => JSON.stringify(body.messages),
+    json: chatCompletion,
+    events: chatEvents,
+  },
+  responses: {
+    answerId: (step) => `resp_mock_${step}`,
+    callIdPrefix: 'call_',
+    prompt: responsesPrompt,
+    json: responseObject,
+    events: responsesEvents,
+  },
+  messages: {
+    answerId: (step) => `msg_mock_${step}`,
+    callIdPrefix: 'toolu_',
+    prompt: messagesPrompt,
+    json: messageObject,
+    events: messagesEvents,
+  },
+};
+
+async function turnFor(script: MockScript, context: MockScriptContext): Promise<MockTurn> {
+  if (typeof script === 'function') return script(context.body, context);
+  const turn = script[context.step - 1];
   if (!turn) throw new Error(`The script has no turn for request ${context.step}`);
   return turn;
 }
 
-async function answerChat(res: ServerResponse, body: ChatRequestBody, scripted: MockTurn, step: number, seed: number) {
+async function answer<B extends MockRequestBody>(
+  res: ServerResponse,
+  renderer: Renderer<B>,
+  body: B,
+  scripted: MockTurn,
+  step: number,
+  seed: number,
+) {
   if (scripted.httpError) {
     const { status, body: errorBody } = scripted.httpError;
-    return errorBody === undefined ? sendError(res, status, `Scripted HTTP ${status}`) : sendJson(res, status, errorBody);
+    if (errorBody !== undefined) return sendJson(res, status, errorBody);
+    return sendError(res, requestPath(res.req), status, `Scripted HTTP ${status}`);
   }
-  const random = seededRandom(seed);
-  const turn = resolveTurn(scripted, body, random);
-  const id = `chatcmpl-mock-${step}`;
-  const created = Math.floor(Date.now() / 1000);
-  if (body.stream !== true) return sendJson(res, 200, chatCompletion(turn, body, id, created));
+  // Each request has its own seed, so a run replays exactly whatever the order of the protocols.
+  const random = seededRandom(seed + step);
+  const turn = resolveTurn(scripted, renderer.prompt(body), random, renderer.callIdPrefix);
+  const context: RenderContext = { id: renderer.answerId(step), created: Math.floor(Date.now() / 1000), random };
+  if (body.stream !== true) return sendJson(res, 200, renderer.json(turn, body, context));
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.flushHeaders();
-  const payloads: unknown[] = chatChunks(turn, body, id, created, random);
-  if (scripted.streamError) payloads.splice(-(body.stream_options?.include_usage ? 2 : 1), Infinity, { error: scripted.streamError });
-  const cutOff = scripted.cutOff;
-  let sent = 0;
-  for (const payload of payloads) {
+  const { cutOff, chunkDelayMs } = scripted;
+  const events = renderer.events(turn, body, context, scripted.streamError);
+  for (const [sent, event] of events.entries()) {
+    // A cut-off stops before the terminal event, so the client sees a stream that just ends (or breaks).
     if (cutOff && sent >= cutOff.afterChunks) return cutOff.reset ? res.destroy() : res.end();
-    if (scripted.chunkDelayMs) await sleep(scripted.chunkDelayMs);
+    if (chunkDelayMs) await sleep(chunkDelayMs);
     if (res.destroyed) return;
-    res.write(encodeSse({ data: JSON.stringify(payload) }));
-    sent++;
+    res.write(encodeSse(event));
   }
-  if (scripted.streamError) return res.end();
-  res.end(encodeSse({ data: '[DONE]' }));
+  res.end();
+}
+
+function requestPath(req: IncomingMessage): string {
+  return new URL(req.url ?? '/', 'http://localhost').pathname;
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown) {
@@ -150,8 +241,10 @@ function sendJson(res: ServerResponse, status: number, value: unknown) {
   res.end(JSON.stringify(value));
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type = 'invalid_request_error') {
-  sendJson(res, status, { error: { message, type, param: null, code: null } });
+/** An error body in the shape of the protocol the path belongs to: Anthropic's on /v1/messages, OpenAI's elsewhere. */
+function sendError(res: ServerResponse, path: string, status: number, message: string, type?: string) {
+  if (path === '/v1/messages') return sendJson(res, status, messagesError(messagesErrorType(status), message));
+  sendJson(res, status, { error: { message, type: type ?? 'invalid_request_error', param: null, code: null } });
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -168,8 +261,4 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-function isChatBody(body: unknown): body is ChatRequestBody {
-  return typeof body === 'object' && body !== null && Array.isArray((body as ChatRequestBody).messages);
 }

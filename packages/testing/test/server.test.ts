@@ -181,8 +181,9 @@ describe('startMockModel', () => {
   it('gives the script the request body and the step count', async () => {
     const seen: unknown[] = [];
     const server = await start({
-      script: (body, { step, headers }) => {
-        seen.push([step, body.messages.length, headers['x-test']]);
+      script: (_body, context) => {
+        const { step, headers } = context;
+        seen.push([step, context.protocol === 'chat' ? context.body.messages.length : -1, headers['x-test']]);
         return { content: `step ${step}` };
       },
     });
