@@ -1,12 +1,25 @@
 /**
  * ChatStreamListener: merges Chat Completions chunks, as real providers send them, into a completion.
  *
- * One `push()` per parsed chunk. The hot path is hand-written checks and string appends (V8 ropes), never a
- * re-scan or re-join of what arrived before, so a call whose arguments come in 100,000 fragments stays linear.
- * Events are only built when someone listens.
+ * One `pushSse()` per SSE event off the wire, or one `push()` per parsed chunk. The hot path is hand-written checks
+ * and string appends (V8 ropes), never a re-scan or re-join of what arrived before, so a call whose arguments come in
+ * 100,000 fragments stays linear. Events are only built when someone listens.
  */
-import { type Ai4tsError, ApiError, type ContentEvent, type ErrorEvent, type FinishEvent, type FinishReason, ProtocolError, type ReasoningEvent, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type Usage, type UsageEvent } from '@ai4ts/core';
-import { isRecord } from '@ai4ts/core/internal';
+import {
+  type Ai4tsError,
+  ApiError,
+  type FinishReason,
+  type HandlersOf,
+  type ListenerStatus,
+  type NormalizedEvents,
+  ProtocolError,
+  type StreamEvent,
+  StreamIncompleteError,
+  type StreamListener,
+  type Usage,
+} from '@ai4ts/core';
+import { isRecord, parseOrText, toAi4tsError } from '@ai4ts/core/internal';
+import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { ThinkTagSplitter } from './think.js';
 import type {
@@ -32,51 +45,17 @@ export interface ChunkEvent {
   chunk: ChatCompletionChunk;
 }
 
-/** Everything a chat stream emits, except `error` (a failure ends iteration by throwing instead). */
-export type ChatStreamEvent =
-  | ContentEvent
-  | ReasoningEvent
-  | RefusalEvent
-  | ToolCallStartEvent
-  | ToolCallDeltaEvent
-  | ToolCallDoneEvent
-  | UsageEvent
-  | FinishEvent
-  | ChunkEvent;
+/**
+ * The listener's events, by name; each handler gets one event object whose `type` is the event's name: the
+ * normalized stream events and `error`, plus chat's own `refusal` and `chunk`.
+ */
+export type ChatStreamEvents = Pick<NormalizedEvents, StreamEvent['type'] | 'error'> &
+  HandlersOf<RefusalEvent | ChunkEvent>;
 
-/** The listener's events, by name; each handler gets one event object whose `type` is the event's name. */
-export interface ChatStreamEvents {
-  content: (event: ContentEvent) => void;
-  reasoning: (event: ReasoningEvent) => void;
-  refusal: (event: RefusalEvent) => void;
-  'tool_call.start': (event: ToolCallStartEvent) => void;
-  'tool_call.delta': (event: ToolCallDeltaEvent) => void;
-  'tool_call.done': (event: ToolCallDoneEvent) => void;
-  usage: (event: UsageEvent) => void;
-  finish: (event: FinishEvent) => void;
-  chunk: (event: ChunkEvent) => void;
-  error: (event: ErrorEvent) => void;
-}
-
-/** The names of the events a chat stream emits. */
-export const CHAT_STREAM_EVENT_NAMES = [
-  'content',
-  'reasoning',
-  'refusal',
-  'tool_call.start',
-  'tool_call.delta',
-  'tool_call.done',
-  'usage',
-  'finish',
-  'chunk',
-] as const satisfies readonly ChatStreamEvent['type'][];
-
-/** Where the stream stands: `complete` once every choice has a finish_reason; `incomplete` after an early end or an error. */
-export type ChatStreamStatus = 'streaming' | 'complete' | 'incomplete';
-
+/** Options of a {@link ChatStreamListener}. */
 export interface ChatStreamListenerOptions {
   /** Move `<think>...</think>` text out of the content into the reasoning. Default true. */
-  thinkTags?: boolean;
+  thinkTags?: boolean | undefined;
 }
 
 /** The merged state of one choice, readable at any moment. */
@@ -90,6 +69,18 @@ export interface ChatChoiceState {
   readonly logprobs: ChatCompletionLogprobs | null;
 }
 
+/** The delta fields the listener reads itself; every other field is kept on the message. */
+const KNOWN_DELTA_FIELDS: ReadonlySet<string> = new Set([
+  'role',
+  'content',
+  'reasoning_content',
+  'reasoning',
+  'refusal',
+  'tool_calls',
+]);
+/** The tool-call fragment fields the listener reads itself; every other field is kept on the call. */
+const KNOWN_CALL_FIELDS: ReadonlySet<string> = new Set(['index', 'id', 'type', 'function']);
+
 interface ToolCallState {
   /** Position in this choice's turn, from 0 in arrival order. */
   readonly position: number;
@@ -102,6 +93,8 @@ interface ToolCallState {
   done: boolean;
   /** Length of `arguments` when last checked for being complete JSON (so each state is parsed once). */
   checkedLength: number;
+  /** The provider's own fields of the call (Gemini's `extra_content`), merged over its fragments. */
+  extra: Record<string, unknown> | undefined;
 }
 
 class ChoiceState implements ChatChoiceState {
@@ -116,6 +109,8 @@ class ChoiceState implements ChatChoiceState {
   readonly byId = new Map<string, ToolCallState>();
   last: ToolCallState | undefined;
   think: ThinkTagSplitter | undefined;
+  /** The provider's own fields of the message (OpenRouter's `reasoning_details`), merged over the deltas. */
+  extra: Record<string, unknown> | undefined;
 
   constructor(readonly index: number) {}
 
@@ -128,6 +123,7 @@ const syntheticId = (position: number) => `ai4ts_call_${position}`;
 
 function toolCallOf(call: ToolCallState): ChatCompletionMessageToolCall {
   return {
+    ...copyExtra(call.extra),
     id: call.id || syntheticId(call.position),
     type: 'function',
     function: { name: call.name, arguments: call.arguments || '{}' },
@@ -149,245 +145,326 @@ function isCompleteJson(text: string): boolean {
 }
 
 /**
- * Merges Chat Completions chunks into a completion and emits normalized events.
+ * Merges Chat Completions chunks into a completion and emits the normalized events (plus `refusal` and `chunk`).
+ *
+ * The contract, the same for every protocol's listener (docs/protocols.md):
+ * - `status` is `pending` until the first chunk, then `streaming`; `completed` when `data: [DONE]` arrives or at
+ *   `end()`, provided every choice that appeared has a finish_reason (a `length` or `content_filter` finish is a
+ *   completed stream with that finish reason); `failed` after an error event, bad data, an early end or `fail()`.
+ * - `pushSse(event)` and `push(chunk)` record bad server data (ProtocolError), an in-stream error (ApiError) and a
+ *   `[DONE]` before the finish_reason (StreamIncompleteError): status `failed`, an `error` event, and the error
+ *   thrown. After `completed` or `failed`, input is ignored.
+ * - `end()` returns the completion, or records and throws StreamIncompleteError (a choice never finished), or
+ *   throws the recorded error.
+ * - `fail(error)` records a failure from outside and returns it as an Ai4tsError; once failed, the first error.
+ * Every error's `partial` is {@link completion}: a completion of the final shape holding what arrived.
+ *
+ * Fields a provider adds to a delta or a tool-call fragment (OpenRouter's `reasoning_details`, Gemini's
+ * `extra_content`) are kept on the message and on the call: arrays concatenated, objects merged, other values
+ * replaced (a `null` carries nothing), so the turn can go back to the provider exactly as it came.
  *
  * ```ts
  * const listener = new ChatStreamListener();
  * listener.on('content', (e) => process.stdout.write(e.delta));
- * for (const chunk of chunks) listener.push(chunk);
- * listener.end();
- * listener.completion; // { object: 'chat.completion', choices: [...], usage }
+ * for (const event of sseEvents) listener.pushSse(event);
+ * const completion = listener.end(); // { object: 'chat.completion', choices: [...], usage }
  * ```
  */
-export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
-  /** The last chunk pushed. */
-  lastChunk: ChatCompletionChunk | undefined;
-  /** The error that ended the stream, if any. */
-  error: Ai4tsError | undefined;
-  private readonly thinkTags: boolean;
+export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implements StreamListener<ChatCompletion> {
+  readonly #thinkTags: boolean;
   /** Choices by index; a Map, since a malformed index must not size an array. */
-  private readonly states = new Map<number, ChoiceState>();
-  private finishedCount = 0;
-  private ended = false;
-  private id = '';
-  private model = '';
-  private created = 0;
-  private systemFingerprint: string | undefined;
-  private currentUsage: Usage | undefined;
+  readonly #states = new Map<number, ChoiceState>();
+  #finishedCount = 0;
+  #status: ListenerStatus = 'pending';
+  #error: Ai4tsError | undefined;
+  #lastChunk: ChatCompletionChunk | undefined;
+  #id = '';
+  #model = '';
+  #created = 0;
+  #systemFingerprint: string | undefined;
+  #usage: Usage | undefined;
 
   constructor(options: ChatStreamListenerOptions = {}) {
     super();
-    this.thinkTags = options.thinkTags ?? true;
+    this.#thinkTags = options.thinkTags ?? true;
+  }
+
+  /** Where the stream stands (see the class comment). */
+  get status(): ListenerStatus {
+    return this.#status;
+  }
+
+  /** The error that failed the stream, once it failed. */
+  get error(): Ai4tsError | undefined {
+    return this.#error;
+  }
+
+  /** The last chunk pushed. */
+  get lastChunk(): ChatCompletionChunk | undefined {
+    return this.#lastChunk;
   }
 
   /** Choice 0's text so far (without `<think>` text). */
   get content(): string {
-    return this.states.get(0)?.content ?? '';
+    return this.#states.get(0)?.content ?? '';
   }
 
   /** Choice 0's reasoning so far. */
   get reasoning(): string {
-    return this.states.get(0)?.reasoning ?? '';
+    return this.#states.get(0)?.reasoning ?? '';
   }
 
   /** Choice 0's tool calls so far, arguments as streamed (`"{}"` while none). */
   get toolCalls(): ChatCompletionMessageToolCall[] {
-    return this.states.get(0)?.toolCalls ?? [];
+    return this.#states.get(0)?.toolCalls ?? [];
   }
 
   /** Choice 0's finish reason (`stop` reported as `tool_calls` when calls were streamed). */
   get finishReason(): FinishReason | null {
-    return this.states.get(0)?.finishReason ?? null;
+    return this.#states.get(0)?.finishReason ?? null;
   }
 
   /** The usage reported so far. */
   get usage(): Usage | undefined {
-    return this.currentUsage;
-  }
-
-  get status(): ChatStreamStatus {
-    if (this.error) return 'incomplete';
-    if (this.states.size > 0 && this.finishedCount === this.states.size) return 'complete';
-    return this.ended ? 'incomplete' : 'streaming';
+    return this.#usage;
   }
 
   /** Every choice seen so far, by index (n > 1). */
   get choices(): ChatChoiceState[] {
-    return this.present();
+    return this.#present();
   }
 
   /** One choice's state, or undefined when it has not appeared. */
   choice(index: number): ChatChoiceState | undefined {
-    return this.states.get(index);
+    return this.#states.get(index);
   }
 
   /** The completion so far, in the shape of the final `chat.completion` (also the shape of `error.partial`). */
   get completion(): ChatCompletion {
-    const states = this.present();
+    const states = this.#present();
     const completion: ChatCompletion = {
-      id: this.id,
+      id: this.#id,
       object: 'chat.completion',
-      created: this.created,
-      model: this.model,
+      created: this.#created,
+      model: this.#model,
       choices: (states.length ? states : [new ChoiceState(0)]).map(choiceOf),
     };
-    if (this.systemFingerprint) completion.system_fingerprint = this.systemFingerprint;
-    if (this.currentUsage) completion.usage = this.currentUsage;
+    if (this.#systemFingerprint) completion.system_fingerprint = this.#systemFingerprint;
+    if (this.#usage) completion.usage = this.#usage;
     return completion;
   }
 
   /**
+   * Feeds one SSE event off the wire: `data: [DONE]` completes the stream, `event: error` and data that is not
+   * JSON fail it, empty data is skipped, anything else is parsed and {@link push}ed.
+   *
+   * @throws ApiError for an `event: error` frame, ProtocolError for data that is not JSON, StreamIncompleteError for
+   *   a `[DONE]` before every finish_reason (each recorded first, `partial` the completion so far).
+   */
+  pushSse(event: SseEvent): void {
+    if (this.#status === 'completed' || this.#status === 'failed') return;
+    const data = event.data;
+    // vLLM and SGLang: `event: error` with the flat `{code, message}` as data.
+    if (event.event === 'error') throw this.fail(ApiError.fromStreamError(parseOrText(data), undefined));
+    if (data === '[DONE]') {
+      if (!this.#allFinished()) {
+        throw this.fail(new StreamIncompleteError('The chat stream sent [DONE] before its finish_reason'));
+      }
+      this.#complete();
+      return;
+    }
+    if (data === '') return;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch (cause) {
+      throw this.fail(new ProtocolError('The chat stream sent data that is not JSON', { line: data, cause }));
+    }
+    this.push(chunk);
+  }
+
+  /**
    * Merges one parsed chunk (a whole `chat.completion`, with `message` for `delta`, is read the same way).
-   * An error object (`{"error": {...}}`) fails the stream: the ApiError, carrying the
-   * partial completion, is emitted as `error` and thrown.
+   *
+   * @throws ApiError for an error object (`{"error": {...}}`, OpenRouter after HTTP 200), ProtocolError for a chunk
+   *   that is not an object (each recorded first, `partial` the completion so far).
    */
-  push(chunk: unknown): void {
-    if (!isRecord(chunk)) {
-      throw this.fail(new ProtocolError('A chat chunk must be a JSON object', { line: JSON.stringify(chunk) }));
+  push(data: unknown): void {
+    if (this.#status === 'completed' || this.#status === 'failed') return;
+    if (!isRecord(data)) {
+      throw this.fail(new ProtocolError('A chat chunk must be a JSON object', { line: JSON.stringify(data) }));
     }
-    if (chunk.error !== undefined && chunk.error !== null) throw this.fail(ApiError.fromStreamError(chunk, undefined));
-    this.lastChunk = chunk as ChatCompletionChunk;
-    if (this.id === '' && typeof chunk.id === 'string') this.id = chunk.id;
-    if (this.model === '' && typeof chunk.model === 'string') this.model = chunk.model;
-    if (this.created === 0 && typeof chunk.created === 'number') this.created = chunk.created;
-    if (typeof chunk.system_fingerprint === 'string') this.systemFingerprint = chunk.system_fingerprint;
-    const choices = chunk.choices;
+    if (data.error !== undefined && data.error !== null) throw this.fail(ApiError.fromStreamError(data, undefined));
+    this.#status = 'streaming';
+    // Checked field by field below; the chunk is kept as the provider sent it.
+    const chunk = data as ChatCompletionChunk;
+    this.#lastChunk = chunk;
+    if (this.#id === '' && typeof data.id === 'string') this.#id = data.id;
+    if (this.#model === '' && typeof data.model === 'string') this.#model = data.model;
+    if (this.#created === 0 && typeof data.created === 'number') this.#created = data.created;
+    if (typeof data.system_fingerprint === 'string') this.#systemFingerprint = data.system_fingerprint;
+    const choices = data.choices;
     if (Array.isArray(choices)) {
-      for (const choice of choices) if (isRecord(choice)) this.mergeChoice(choice);
+      for (const choice of choices) if (isRecord(choice)) this.#mergeChoice(choice);
     }
-    if (isRecord(chunk.usage)) this.setUsage(chunk.usage);
-    if (this.has('chunk')) this.emit('chunk', { type: 'chunk', chunk: chunk as ChatCompletionChunk });
+    if (isRecord(data.usage)) this.#setUsage(data.usage);
+    if (this.#has('chunk')) this.emit('chunk', { type: 'chunk', chunk });
   }
 
   /**
-   * Marks the end of input. Text held back as a possible `<think>` tag is released; when every choice finished,
-   * calls still open are done. After an early end, `status` is `incomplete` and open calls never get `tool_call.done`.
+   * The input ended. Returns the completion when every choice finished (text held back as a possible `<think>`
+   * tag is released first); a stream without `[DONE]` (Ollama) is complete at its finish_reason.
+   *
+   * @throws StreamIncompleteError (recorded, `partial` the completion so far) when a choice never finished or none
+   *   appeared; the recorded error when the stream already failed.
    */
-  end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    for (const state of this.states.values()) this.flushThink(state);
-    if (this.status === 'complete') for (const state of this.states.values()) this.closeCalls(state);
+  end(): ChatCompletion {
+    if (this.#error) throw this.#error;
+    if (this.#status !== 'completed') {
+      if (!this.#allFinished()) {
+        throw this.fail(new StreamIncompleteError('The chat stream ended before its finish_reason'));
+      }
+      this.#complete();
+    }
+    return this.completion;
   }
 
   /**
-   * Ends the stream with an error: sets `error.partial` to the completion so far (unless set), emits `error`,
-   * and returns the error for the caller to throw.
+   * Records a failure from outside the stream (the network, an abort): any thrown value becomes an Ai4tsError, its
+   * `partial` the completion so far unless it has one, `error` is emitted, and the error is returned for the
+   * caller to throw. Calls still open never get `tool_call.done`. Once failed, returns the first error.
    */
-  fail<E extends Ai4tsError>(error: E): E {
-    for (const state of this.states.values()) this.flushThink(state);
-    if (error.partial === undefined) error.partial = this.completion;
-    this.error ??= error;
-    this.ended = true;
-    this.emit('error', { type: 'error', error });
-    return error;
+  fail(error: unknown): Ai4tsError {
+    if (this.#error) return this.#error;
+    // Text held back as a possible `<think>` tag is text after all: it belongs in the partial.
+    for (const state of this.#states.values()) this.#flushThink(state);
+    const failure = toAi4tsError(error, { partial: this.completion });
+    this.#error = failure;
+    this.#status = 'failed';
+    this.emit('error', { type: 'error', error: failure });
+    return failure;
+  }
+
+  #allFinished(): boolean {
+    return this.#states.size > 0 && this.#finishedCount === this.#states.size;
+  }
+
+  #complete(): void {
+    for (const state of this.#states.values()) {
+      this.#flushThink(state);
+      this.#closeCalls(state);
+    }
+    this.#status = 'completed';
   }
 
   /** The choices that appeared, in index order. */
-  private present(): ChoiceState[] {
-    return [...this.states.values()].sort((a, b) => a.index - b.index);
+  #present(): ChoiceState[] {
+    return [...this.#states.values()].sort((a, b) => a.index - b.index);
   }
 
-  private has(event: keyof ChatStreamEvents): boolean {
+  #has(event: keyof ChatStreamEvents): boolean {
     return this.listenerCount(event) > 0;
   }
 
-  private stateOf(index: number): ChoiceState {
-    let state = this.states.get(index);
+  #stateOf(index: number): ChoiceState {
+    let state = this.#states.get(index);
     if (!state) {
       state = new ChoiceState(index);
-      this.states.set(index, state);
+      this.#states.set(index, state);
     }
     return state;
   }
 
-  private mergeChoice(choice: Record<string, unknown>): void {
-    const state = this.stateOf(typeof choice.index === 'number' ? choice.index : 0);
+  #mergeChoice(choice: Record<string, unknown>): void {
+    const state = this.#stateOf(typeof choice.index === 'number' ? choice.index : 0);
     // A whole `chat.completion` (a server that ignored `stream: true`) carries `message` where chunks carry `delta`.
     const delta = choice.delta === undefined ? choice.message : choice.delta;
     if (isRecord(delta)) {
       const content = delta.content;
       if (typeof content === 'string') {
-        if (content !== '') this.addContent(state, content);
-      } else if (Array.isArray(content)) this.addContentParts(state, content);
+        if (content !== '') this.#addContent(state, content);
+      } else if (Array.isArray(content)) this.#addContentParts(state, content);
       const reasoning = nonEmpty(delta.reasoning_content) ?? nonEmpty(delta.reasoning);
-      if (reasoning !== undefined) this.appendReasoning(state, reasoning);
+      if (reasoning !== undefined) this.#appendReasoning(state, reasoning);
       const refusal = nonEmpty(delta.refusal);
-      if (refusal !== undefined) this.appendRefusal(state, refusal);
+      if (refusal !== undefined) this.#appendRefusal(state, refusal);
       const toolCalls = delta.tool_calls;
       if (Array.isArray(toolCalls)) {
-        for (const fragment of toolCalls) if (isRecord(fragment)) this.mergeToolCall(state, fragment);
+        for (const fragment of toolCalls) if (isRecord(fragment)) this.#mergeToolCall(state, fragment);
       }
+      state.extra = mergeExtra(state.extra, delta, KNOWN_DELTA_FIELDS);
     }
     if (isRecord(choice.logprobs)) appendLogprobs(state, choice.logprobs);
     const finishReason = nonEmpty(choice.finish_reason);
-    if (finishReason !== undefined) this.finish(state, finishReason);
-    if (isRecord(choice.usage)) this.setUsage(choice.usage);
+    if (finishReason !== undefined) this.#finish(state, finishReason);
+    if (isRecord(choice.usage)) this.#setUsage(choice.usage);
   }
 
-  private addContent(state: ChoiceState, text: string): void {
-    if (!this.thinkTags) {
-      this.appendContent(state, text);
+  #addContent(state: ChoiceState, text: string): void {
+    if (!this.#thinkTags) {
+      this.#appendContent(state, text);
       return;
     }
     state.think ??= new ThinkTagSplitter();
     const think = state.think;
     if (think.idle && text.indexOf('<') === -1) {
-      if (think.reasoning) this.appendReasoning(state, text);
-      else this.appendContent(state, text);
+      if (think.reasoning) this.#appendReasoning(state, text);
+      else this.#appendContent(state, text);
     } else {
       think.push(text, (piece, isReasoning) =>
-        isReasoning ? this.appendReasoning(state, piece) : this.appendContent(state, piece),
+        isReasoning ? this.#appendReasoning(state, piece) : this.#appendContent(state, piece),
       );
     }
   }
 
   /** Mistral's content parts: `{type:'text', text}` and `{type:'thinking', thinking: [{type:'text', text}] | string}`. */
-  private addContentParts(state: ChoiceState, parts: unknown[]): void {
+  #addContentParts(state: ChoiceState, parts: unknown[]): void {
     for (const part of parts) {
       if (!isRecord(part)) continue;
-      if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') this.addContent(state, part.text);
+      if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') this.#addContent(state, part.text);
       else if (part.type === 'thinking') {
         const thinking = part.thinking;
-        if (typeof thinking === 'string' && thinking !== '') this.appendReasoning(state, thinking);
+        if (typeof thinking === 'string' && thinking !== '') this.#appendReasoning(state, thinking);
         else if (Array.isArray(thinking)) {
           for (const inner of thinking) {
-            if (isRecord(inner) && typeof inner.text === 'string' && inner.text !== '') this.appendReasoning(state, inner.text);
+            if (isRecord(inner) && typeof inner.text === 'string' && inner.text !== '') {
+              this.#appendReasoning(state, inner.text);
+            }
           }
         }
       }
     }
   }
 
-  private appendContent(state: ChoiceState, delta: string): void {
+  #appendContent(state: ChoiceState, delta: string): void {
     state.content += delta;
-    if (this.has('content')) {
+    if (this.#has('content')) {
       this.emit('content', { type: 'content', delta, snapshot: state.content, choice: state.index });
     }
   }
 
-  private appendReasoning(state: ChoiceState, delta: string): void {
+  #appendReasoning(state: ChoiceState, delta: string): void {
     state.reasoning += delta;
-    if (this.has('reasoning')) {
+    if (this.#has('reasoning')) {
       this.emit('reasoning', { type: 'reasoning', delta, snapshot: state.reasoning, choice: state.index });
     }
   }
 
-  private appendRefusal(state: ChoiceState, delta: string): void {
+  #appendRefusal(state: ChoiceState, delta: string): void {
     state.refusal = (state.refusal ?? '') + delta;
-    if (this.has('refusal')) {
+    if (this.#has('refusal')) {
       this.emit('refusal', { type: 'refusal', delta, snapshot: state.refusal, choice: state.index });
     }
   }
 
-  private flushThink(state: ChoiceState): void {
+  #flushThink(state: ChoiceState): void {
     state.think?.flush((piece, isReasoning) =>
-      isReasoning ? this.appendReasoning(state, piece) : this.appendContent(state, piece),
+      isReasoning ? this.#appendReasoning(state, piece) : this.#appendContent(state, piece),
     );
   }
 
   /** Finds the call a fragment belongs to (see the precise rules in docs/chat.md) and appends to it. */
-  private mergeToolCall(state: ChoiceState, fragment: Record<string, unknown>): void {
+  #mergeToolCall(state: ChoiceState, fragment: Record<string, unknown>): void {
     const id = realId(fragment.id);
     const fn = isRecord(fragment.function) ? fragment.function : undefined;
     let call: ToolCallState | undefined;
@@ -396,38 +473,45 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
       // A different id at a known index is a new call reusing the index.
       if (call && id !== undefined && call.hasProviderId && state.byId.get(id) !== call) call = undefined;
       if (!call) {
-        call = (id !== undefined && state.byId.get(id)) || this.openCall(state);
+        call = (id !== undefined && state.byId.get(id)) || this.#openCall(state);
         state.byIndex.set(fragment.index, call);
       }
     } else {
       call = id !== undefined ? state.byId.get(id) : state.last;
-      call ??= this.openCall(state);
+      call ??= this.#openCall(state);
     }
     if (id !== undefined && !call.hasProviderId) {
       call.hasProviderId = true;
       state.byId.set(id, call);
       if (!call.started) call.id = id;
     }
+    call.extra = mergeExtra(call.extra, fragment, KNOWN_CALL_FIELDS);
     if (fn) {
       if (call.name === '') call.name = nonEmpty(fn.name) ?? '';
       const args = fn.arguments;
       const delta = typeof args === 'string' ? args : isRecord(args) ? JSON.stringify(args) : '';
       if (delta !== '') {
         call.arguments += delta;
-        if (call.started && !call.done && this.has('tool_call.delta')) {
-          this.emit('tool_call.delta', { type: 'tool_call.delta', index: call.position, id: call.id, delta, choice: state.index });
+        if (call.started && !call.done && this.#has('tool_call.delta')) {
+          this.emit('tool_call.delta', {
+            type: 'tool_call.delta',
+            index: call.position,
+            id: call.id,
+            delta,
+            choice: state.index,
+          });
         }
       }
     }
-    if (!call.started && call.name !== '') this.startCall(state, call);
+    if (!call.started && call.name !== '') this.#startCall(state, call);
   }
 
   /** A new call: earlier calls whose arguments already form complete JSON are done. */
-  private openCall(state: ChoiceState): ToolCallState {
+  #openCall(state: ChoiceState): ToolCallState {
     for (const earlier of state.calls) {
       if (earlier.done || earlier.arguments.length === earlier.checkedLength) continue;
       earlier.checkedLength = earlier.arguments.length;
-      if (isCompleteJson(earlier.arguments)) this.doneCall(state, earlier);
+      if (isCompleteJson(earlier.arguments)) this.#doneCall(state, earlier);
     }
     const call: ToolCallState = {
       position: state.calls.length,
@@ -438,19 +522,20 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
       started: false,
       done: false,
       checkedLength: 0,
+      extra: undefined,
     };
     state.calls.push(call);
     state.last = call;
     return call;
   }
 
-  private startCall(state: ChoiceState, call: ToolCallState): void {
+  #startCall(state: ChoiceState, call: ToolCallState): void {
     call.started = true;
     call.id ||= syntheticId(call.position);
     const choice = state.index;
     this.emit('tool_call.start', { type: 'tool_call.start', index: call.position, id: call.id, name: call.name, choice });
     // Arguments that came before the name are one delta.
-    if (call.arguments !== '' && this.has('tool_call.delta')) {
+    if (call.arguments !== '' && this.#has('tool_call.delta')) {
       this.emit('tool_call.delta', {
         type: 'tool_call.delta',
         index: call.position,
@@ -461,8 +546,8 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
     }
   }
 
-  private doneCall(state: ChoiceState, call: ToolCallState): void {
-    if (!call.started) this.startCall(state, call);
+  #doneCall(state: ChoiceState, call: ToolCallState): void {
+    if (!call.started) this.#startCall(state, call);
     call.done = true;
     this.emit('tool_call.done', {
       type: 'tool_call.done',
@@ -475,23 +560,23 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
   }
 
   /** Marks open calls done, unless the choice was cut (length, content_filter): those calls are not complete. */
-  private closeCalls(state: ChoiceState): void {
+  #closeCalls(state: ChoiceState): void {
     if (state.finishReason === 'length' || state.finishReason === 'content_filter') return;
-    for (const call of state.calls) if (!call.done) this.doneCall(state, call);
+    for (const call of state.calls) if (!call.done) this.#doneCall(state, call);
   }
 
-  private finish(state: ChoiceState, reason: string): void {
+  #finish(state: ChoiceState, reason: string): void {
     if (state.finishReason !== null) return; // some providers repeat it on the usage chunk
-    this.flushThink(state);
+    this.#flushThink(state);
     state.finishReason = reason === 'stop' && state.calls.length > 0 ? 'tool_calls' : reason;
-    this.finishedCount++;
-    this.closeCalls(state);
+    this.#finishedCount++;
+    this.#closeCalls(state);
     this.emit('finish', { type: 'finish', finishReason: state.finishReason, choice: state.index });
   }
 
-  private setUsage(raw: Record<string, unknown>): void {
+  #setUsage(raw: Record<string, unknown>): void {
     const usage = normalizeUsage(raw);
-    const prev = this.currentUsage;
+    const prev = this.#usage;
     if (
       prev &&
       prev.prompt_tokens === usage.prompt_tokens &&
@@ -500,7 +585,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> {
     ) {
       return;
     }
-    this.currentUsage = usage;
+    this.#usage = usage;
     this.emit('usage', { type: 'usage', usage, raw });
   }
 }
@@ -525,6 +610,57 @@ function normalizeUsage(raw: Record<string, unknown>): Usage {
   };
 }
 
+/**
+ * Merges the fields of `source` the listener does not read itself into `extra` (created on the first one). Every
+ * container in `extra` is the listener's own, so merging into it never touches a chunk.
+ */
+function mergeExtra(
+  extra: Record<string, unknown> | undefined,
+  source: Record<string, unknown>,
+  known: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  // for...in: no key array per chunk on the hot path; parsed JSON has no inherited enumerable keys.
+  for (const key in source) {
+    if (known.has(key)) continue;
+    const value = source[key];
+    if (value === null || value === undefined) continue;
+    extra ??= {};
+    extra[key] = mergeValue(extra[key], value);
+  }
+  return extra;
+}
+
+/** Arrays are concatenated (OpenRouter's `reasoning_details` arrive a piece per delta), objects merged, the rest replaced. */
+function mergeValue(prev: unknown, value: unknown): unknown {
+  if (Array.isArray(value)) {
+    if (!Array.isArray(prev)) return [...value];
+    for (const item of value) prev.push(item);
+    return prev;
+  }
+  if (isRecord(value)) {
+    const target: Record<string, unknown> = isRecord(prev) ? prev : {};
+    for (const key in value) {
+      const inner = value[key];
+      if (inner !== null && inner !== undefined) target[key] = mergeValue(target[key], inner);
+    }
+    return target;
+  }
+  return value;
+}
+
+/** A deep copy of merged provider fields, so a snapshot never changes as more deltas arrive. */
+function copyExtra(extra: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (extra) for (const key in extra) out[key] = copyValue(extra[key]);
+  return out;
+}
+
+function copyValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyValue);
+  if (isRecord(value)) return copyExtra(value);
+  return value;
+}
+
 function appendLogprobs(state: ChoiceState, logprobs: Record<string, unknown>): void {
   state.logprobs ??= { content: null, refusal: null };
   const target = state.logprobs;
@@ -538,7 +674,11 @@ function appendLogprobs(state: ChoiceState, logprobs: Record<string, unknown>): 
 }
 
 function choiceOf(state: ChoiceState): ChatCompletionChoice {
-  const message: ChatCompletionMessage = { role: 'assistant', content: state.content === '' ? null : state.content };
+  const message: ChatCompletionMessage = {
+    ...copyExtra(state.extra),
+    role: 'assistant',
+    content: state.content === '' ? null : state.content,
+  };
   if (state.reasoning !== '') message.reasoning_content = state.reasoning;
   if (state.refusal !== null) message.refusal = state.refusal;
   if (state.calls.length > 0) message.tool_calls = state.toolCalls;

@@ -1,52 +1,73 @@
 /**
- * The tool loop over Chat Completions: the chat {@link ToolLoopAdapter} for `runToolLoop` / `streamToolLoop`.
- * Each step is one streaming request; the assistant turn goes back exactly as streamed.
+ * The tool loop over Chat Completions: the chat {@link ToolLoopAdapter} for core's engine, and the two ways to run
+ * it. Each step is one streamed request (`ChatStream`); the assistant turn goes back exactly as streamed.
  */
 import {
-  isTool,
+  type LoopFields,
   type ModelTurn,
-  type NormalizedEvent,
   runToolLoop,
+  STREAM_EVENT_NAMES,
   streamToolLoop,
   type Tool,
   type ToolLoopAdapter,
   type ToolLoopEvent,
-  type ToolLoopOptions,
   type ToolLoopResult,
   type ToolLoopStream,
   type ToolResult,
   type Transport,
 } from '@ai4ts/core';
-import { type ChatRequestOptions, streamChatCompletion } from './service.js';
-import type { ChatCompletion, ChatCompletionRequest, ChatMessage } from './types.js';
-
-/** The result of a chat tool loop: `messages` is the full transcript to send back next time. */
-export type ChatToolLoopResult = ToolLoopResult<ChatCompletionRequest, ChatCompletion, ChatMessage>;
-/** A streamed chat tool loop. */
-export type ChatToolLoopStream = ToolLoopStream<ChatCompletionRequest, ChatCompletion, ChatMessage>;
-/** One event of a streamed chat tool loop, tagged with its step. */
-export type ChatToolLoopEvent = ToolLoopEvent<ChatCompletionRequest, ChatCompletion>;
-/** Loop options (tools, maxSteps, passthrough, hooks, signal) and the options of each model request. */
-export interface ChatToolLoopOptions extends ToolLoopOptions<ChatCompletionRequest, ChatCompletion> {
-  /** Per-request options (headers, timeouts, thinkTags); the loop's `signal` aborts every request. */
-  request?: Omit<ChatRequestOptions, 'signal'>;
-}
-
-/** The model's events a streamed step forwards (the turn's own `finish` is reported by `step.finish`). */
-const FORWARDED = ['content', 'reasoning', 'tool_call.start', 'tool_call.delta', 'tool_call.done', 'usage'] as const;
+import { loopOptionsOf } from '@ai4ts/core/internal';
+import { streamWireBody } from './stream.js';
+import {
+  type ChatCompletion,
+  type ChatCompletionRequest,
+  type ChatMessage,
+  type ChatRequestOptions,
+  type ChatWireTool,
+  toWireRequest,
+} from './types.js';
 
 /**
- * The Chat Completions adapter of the tool loop. Every step streams (`streamChatCompletion`), so argument strings
- * are kept exactly as produced; `options` are the per-request options (headers, timeouts, thinkTags).
+ * `T` without its `tools`. `Omit` would not do: on a type with an index signature (the request is a loose object)
+ * it keeps only the index signature, and `model` and `messages` would become `unknown`.
+ */
+type WithoutTools<T> = { [K in keyof T as K extends 'tools' ? never : K]: T[K] };
+
+/**
+ * A chat request that runs the tool loop: the plain request's fields, `tools` that may hold `defineTool` tools, and
+ * the loop's fields (`maxSteps`, `passThroughToolCalls`, `concurrency` and the hooks), which never reach the wire.
+ * The hooks see this same type (`prepareStep` gets and returns one).
+ */
+export interface ChatLoopRequest
+  extends WithoutTools<ChatCompletionRequest>,
+    LoopFields<ChatLoopRequest, ChatCompletion> {
+  tools?: readonly (Tool | ChatWireTool)[];
+}
+
+/** The result of a chat tool loop: `messages` is the full transcript to send back next time. */
+export type ChatToolLoopResult = ToolLoopResult<ChatLoopRequest, ChatCompletion, ChatMessage>;
+/** A streamed chat tool loop. */
+export type ChatToolLoopStream = ToolLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage>;
+/** One event of a streamed chat tool loop, tagged with its step. */
+export type ChatToolLoopEvent = ToolLoopEvent<ChatLoopRequest, ChatCompletion>;
+
+/** The model's events a step forwards (the turn's own `finish` is reported by `step.finish`). */
+const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
+
+/**
+ * The Chat Completions adapter of the tool loop. Every step streams (a `ChatStream`), so argument strings are kept
+ * exactly as produced; `options` are the per-request options of every step (headers, timeouts, extraBody,
+ * thinkTags), the loop's signal replacing theirs. `send` throws Ai4tsError for an invalid request and rejects like
+ * `ChatStream.final()`.
  */
 export function chatToolLoopAdapter(
   transport: Transport,
   options: ChatRequestOptions = {},
-): ToolLoopAdapter<ChatCompletionRequest, ChatCompletion, ChatMessage> {
+): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
     send(request, { signal, emit }) {
-      const stream = streamChatCompletion(transport, request, { ...options, signal });
-      if (emit) for (const name of FORWARDED) stream.on(name, (event: NormalizedEvent) => emit(event));
+      const stream = streamWireBody(transport, toWireRequest(request), { ...options, signal });
+      if (emit) for (const name of FORWARDED) stream.on(name, emit);
       return stream.final();
     },
     readTurn(completion): ModelTurn {
@@ -64,18 +85,11 @@ export function chatToolLoopAdapter(
     },
     getMessages: (request) => request.messages,
     withMessages: (request, messages) => ({ ...request, messages }),
-    assistantMessages(completion) {
+    // The whole message, provider fields included (OpenRouter's reasoning_details, Gemini's thought signatures on
+    // the calls): providers check them on the next turn. A copy, so the transcript never shares the completion's.
+    assistantMessages: (completion) => {
       const message = completion.choices[0]?.message;
-      if (!message) return [];
-      const { content, reasoning_content, tool_calls } = message;
-      return [
-        {
-          role: 'assistant',
-          content,
-          ...(reasoning_content === undefined ? {} : { reasoning_content }),
-          ...(tool_calls?.length ? { tool_calls: tool_calls.map((call) => ({ ...call, function: { ...call.function } })) } : {}),
-        },
-      ];
+      return message ? [structuredClone(message)] : [];
     },
     toolMessages: (results: readonly ToolResult[]) =>
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
@@ -84,41 +98,38 @@ export function chatToolLoopAdapter(
 }
 
 /**
- * The loop options a request carries (its `defineTool` tools, `maxSteps`, `passThroughToolCalls` and hooks),
- * overridden by the defined fields of `options`.
- */
-function loopOptions(request: ChatCompletionRequest, options: ChatToolLoopOptions): ChatToolLoopOptions {
-  const fields = request as ChatCompletionRequest & ChatToolLoopOptions;
-  const merged: Record<string, unknown> = {
-    tools: (request.tools ?? []).filter((tool): tool is Tool => isTool(tool)),
-  };
-  for (const key of ['maxSteps', 'passThroughToolCalls', 'onStepFinish', 'onToolCall', 'prepareStep'] as const)
-    if (fields[key] !== undefined) merged[key] = fields[key];
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) merged[key] = value;
-  return merged as ChatToolLoopOptions;
-}
-
-/**
- * Runs the tool loop over Chat Completions to the end. Tools made by `defineTool` in `request.tools`, and the
- * request's `maxSteps`, `passThroughToolCalls` and hooks configure the loop (never sent to the API); `options`
- * override them. Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial`.
+ * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its
+ * `defineTool` tools, `maxSteps`, `passThroughToolCalls`, `concurrency` and hooks (never sent to the API).
+ * `options` apply to every step's request, and `options.signal` aborts the loop.
+ *
+ * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
+ * the failed step's partial completion); an AbortError when `options.signal` aborts.
  */
 export function runChatToolLoop(
   transport: Transport,
-  request: ChatCompletionRequest,
-  options: ChatToolLoopOptions = {},
+  request: ChatLoopRequest,
+  options: ChatRequestOptions = {},
 ): Promise<ChatToolLoopResult> {
-  return runToolLoop(chatToolLoopAdapter(transport, options.request), request, loopOptions(request, options));
+  return runToolLoop(
+    chatToolLoopAdapter(transport, options),
+    request,
+    loopOptionsOf<ChatLoopRequest, ChatCompletion>(request, options.signal),
+  );
 }
 
 /**
- * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for
- * the options); `.final()` resolves to the result. The loop starts now, whether or not anyone iterates.
+ * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for the
+ * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
+ * rejects like {@link runChatToolLoop}.
  */
 export function streamChatToolLoop(
   transport: Transport,
-  request: ChatCompletionRequest,
-  options: ChatToolLoopOptions = {},
+  request: ChatLoopRequest,
+  options: ChatRequestOptions = {},
 ): ChatToolLoopStream {
-  return streamToolLoop(chatToolLoopAdapter(transport, options.request), request, loopOptions(request, options));
+  return streamToolLoop(
+    chatToolLoopAdapter(transport, options),
+    request,
+    loopOptionsOf<ChatLoopRequest, ChatCompletion>(request, options.signal),
+  );
 }

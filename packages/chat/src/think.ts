@@ -13,54 +13,54 @@ export type ThinkSink = (text: string, reasoning: boolean) => void;
 /** Splits content deltas into text and reasoning. One instance per choice. */
 export class ThinkTagSplitter {
   /** Inside a think block. */
-  private inside = false;
+  #inside = false;
   /** The end of the previous delta that may be the start of a tag. */
-  private held = '';
+  #held = '';
   /** Whitespace right after a tag is a separator, not text: drop it until something else arrives. */
-  private trimStart = false;
+  #trimStart = false;
 
   /** True when a delta with no '<' can skip the splitter (nothing held, nothing to trim). */
   get idle(): boolean {
-    return this.held === '' && !this.trimStart;
+    return this.#held === '' && !this.#trimStart;
   }
 
   /** The reasoning flag a delta without any tag would get. */
   get reasoning(): boolean {
-    return this.inside;
+    return this.#inside;
   }
 
   push(delta: string, sink: ThinkSink): void {
-    const s = this.held === '' ? delta : this.held + delta;
-    this.held = '';
+    const s = this.#held === '' ? delta : this.#held + delta;
+    this.#held = '';
     let pos = 0;
     for (;;) {
-      const tag = this.inside ? CLOSE : OPEN;
+      const tag = this.#inside ? CLOSE : OPEN;
       const at = s.indexOf(tag, pos);
       if (at === -1) break;
-      this.emit(s.slice(pos, at), sink);
-      this.inside = !this.inside;
-      this.trimStart = true;
+      this.#emit(s.slice(pos, at), sink);
+      this.#inside = !this.#inside;
+      this.#trimStart = true;
       pos = at + tag.length;
     }
-    const keep = partialTagLength(s, pos, this.inside ? CLOSE : OPEN);
-    this.emit(s.slice(pos, s.length - keep), sink);
-    if (keep > 0) this.held = s.slice(s.length - keep);
+    const keep = partialTagLength(s, pos, this.#inside ? CLOSE : OPEN);
+    this.#emit(s.slice(pos, s.length - keep), sink);
+    if (keep > 0) this.#held = s.slice(s.length - keep);
   }
 
   /** End of input: text held back as a possible tag start was text after all. */
   flush(sink: ThinkSink): void {
-    const held = this.held;
-    this.held = '';
-    this.emit(held, sink);
+    const held = this.#held;
+    this.#held = '';
+    this.#emit(held, sink);
   }
 
-  private emit(text: string, sink: ThinkSink): void {
-    if (this.trimStart) {
+  #emit(text: string, sink: ThinkSink): void {
+    if (this.#trimStart) {
       text = text.trimStart();
       if (text === '') return;
-      this.trimStart = false;
+      this.#trimStart = false;
     }
-    if (text !== '') sink(text, this.inside);
+    if (text !== '') sink(text, this.#inside);
   }
 }
 

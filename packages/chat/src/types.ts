@@ -1,9 +1,15 @@
 /**
- * Chat Completions types: the request (with its zod schema, checked once per call at the boundary),
- * the streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them by hand.
+ * The Chat Completions wire: the endpoint, the request (with its zod schema, checked once per call at the
+ * boundary, and {@link toWireRequest} building the body), the streamed chunk and the final completion. Chunks are
+ * not zod-parsed: the listener checks them by hand.
  */
-import type { FinishReason, Usage } from '@ai4ts/core';
+import { Ai4tsError, type ChatTool, type FinishReason, type RequestOptions, toChatTool, type Usage } from '@ai4ts/core';
+import { isRecord, toWireBody } from '@ai4ts/core/internal';
 import { z } from 'zod';
+import type { ChatLoopRequest } from './loop.js';
+
+/** The endpoint, relative to the provider's baseURL. */
+export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 
 /** A content part of a user message (text or image; other provider parts pass through). */
 export const ContentPartSchema = z.looseObject({ type: z.string() });
@@ -16,6 +22,19 @@ export const ToolCallSchema = z.looseObject({
   type: z.literal('function'),
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
+
+/**
+ * A tool in its wire form: a `function` tool (`{ type: 'function', function: { name, description?, parameters } }`,
+ * what core's `toChatTool` makes) or any provider's own tool type, passed through unchanged. Never a `defineTool`
+ * tool (those belong to the tool loop's request).
+ */
+export type ChatWireTool = ChatTool | { type: string; [key: string]: unknown };
+
+/** Checks that a tool is in wire form: an object with a string `type`. */
+export const ChatWireToolSchema = z.custom<ChatWireTool>(
+  (value) => isRecord(value) && typeof value.type === 'string',
+  'A tool must be in wire form: an object with a string "type"',
+);
 
 /** One message of the conversation, by role. Unknown provider fields (e.g. `reasoning_content`) pass through. */
 export const ChatMessageSchema = z.discriminatedUnion('role', [
@@ -43,19 +62,46 @@ export const ChatCompletionRequestSchema = z.looseObject({
   stream: z.boolean().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   n: z.number().int().positive().nullish(),
-  /** Wire-format tools, or tools made by `defineTool` (converted by `toWireRequest`). */
-  tools: z.array(z.unknown()).optional(),
+  /** Wire-format tools only; tools made by `defineTool` belong to the tool loop's request ({@link ChatLoopRequest}). */
+  tools: z.array(ChatWireToolSchema).optional(),
 });
 
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+/** One plain Chat Completions request: the wire fields only (no tool-loop fields, no `defineTool` tools). */
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 
-/** A complete tool call in a completion. */
+/** Per-request options, the same in plain and loop mode: the transport's overrides plus `thinkTags`. */
+export interface ChatRequestOptions extends RequestOptions {
+  /** Move `<think>...</think>` text out of streamed content into the reasoning. Default true. */
+  thinkTags?: boolean;
+}
+
+/**
+ * The request as the API receives it, built by core's `toWireBody`: loop fields, `undefined` values and an empty
+ * `tools` array left off, tools made by `defineTool` converted with `toChatTool`, everything else (OpenAI's fields
+ * and any provider's own) kept. Never mutates `request`.
+ *
+ * @throws Ai4tsError (synchronously, no `partial`) when `model` or `messages` fail {@link ChatCompletionRequestSchema}.
+ */
+export function toWireRequest(request: ChatCompletionRequest | ChatLoopRequest): Record<string, unknown> {
+  const body = toWireBody(request, toChatTool);
+  const checked = ChatCompletionRequestSchema.safeParse(body);
+  if (!checked.success) {
+    throw new Ai4tsError(`Invalid chat request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
+  }
+  return body;
+}
+
+/**
+ * A complete tool call in a completion. Fields the provider sent beside the known ones (Gemini's
+ * `extra_content.google.thought_signature`) are kept, so the call goes back to the provider exactly as it came.
+ */
 export interface ChatCompletionMessageToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  [key: string]: unknown;
 }
 
 /** Token log probabilities, appended chunk by chunk. */
@@ -64,7 +110,10 @@ export interface ChatCompletionLogprobs {
   refusal: unknown[] | null;
 }
 
-/** The assistant's message in a completion. */
+/**
+ * The assistant's message in a completion. Fields the provider sent beside the known ones (OpenRouter's
+ * `reasoning_details`, `annotations`) are kept, so the turn goes back to the provider exactly as it came.
+ */
 export interface ChatCompletionMessage {
   role: 'assistant';
   /** The concatenated text, or null when no text arrived. */
@@ -73,6 +122,7 @@ export interface ChatCompletionMessage {
   reasoning_content?: string;
   refusal?: string | null;
   tool_calls?: ChatCompletionMessageToolCall[];
+  [key: string]: unknown;
 }
 
 /** One choice of a completion. */
@@ -101,6 +151,8 @@ export interface ChatCompletionChunkToolCall {
   id?: string | null;
   type?: 'function';
   function?: { name?: string | null; arguments?: string | null };
+  /** Provider fields (Gemini's `extra_content`): merged into the call. */
+  [key: string]: unknown;
 }
 
 /** The delta of one choice in a chunk. */
@@ -114,6 +166,8 @@ export interface ChatCompletionChunkDelta {
   reasoning?: string | null;
   refusal?: string | null;
   tool_calls?: ChatCompletionChunkToolCall[] | null;
+  /** Provider fields (OpenRouter's `reasoning_details`): merged into the message. */
+  [key: string]: unknown;
 }
 
 /** One choice of a chunk. */

@@ -1,9 +1,11 @@
 import {
   AbortError,
+  Ai4tsError,
   ApiError,
   ConnectionError,
   ProtocolError,
   StreamIncompleteError,
+  type StreamSource,
 } from '@ai4ts/core';
 import { type ChatCompletion, ChatStreamListener, collectChatCompletion } from '@ai4ts/chat';
 import fc from 'fast-check';
@@ -212,6 +214,14 @@ describe('collectChatCompletion', () => {
     expect(reasoning).toEqual(['hm']);
   });
 
+  it('status: a length finish is a completed stream; [DONE] completes, and after it input is ignored', async () => {
+    const listener = new ChatStreamListener();
+    const text = `${sse(chunk({ content: 'cut sh' }), finish('length'))}data: [DONE]\n\n${sse(chunk({ content: 'late' }))}`;
+    const completion = await collectChatCompletion(text, { listener });
+    expect(listener.status).toBe('completed');
+    expect(completion.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'cut sh' } });
+  });
+
   it('<think> extraction gives the same result however the content deltas are cut', () => {
     const content = '<think>\nplan: a<b, </thin k>\n</think>\n\nAnswer <i>x</i> <thinking';
     fc.assert(
@@ -220,11 +230,100 @@ describe('collectChatCompletion', () => {
         const listener = new ChatStreamListener();
         for (let i = 1; i < points.length; i++) listener.push(chunk({ content: content.slice(points[i - 1], points[i]) }));
         listener.push(finish('stop'));
-        listener.end();
+        expect(listener.end().choices[0]?.message.content).toBe('Answer <i>x</i> <thinking');
         expect(listener.reasoning).toBe('plan: a<b, </thin k>\n');
         expect(listener.content).toBe('Answer <i>x</i> <thinking');
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/** What reading one source gave: the completion, or the error's class, message and partial. */
+async function outcome(source: StreamSource): Promise<unknown> {
+  try {
+    return { completion: await collectChatCompletion(source) };
+  } catch (error) {
+    if (!(error instanceof Ai4tsError)) throw error;
+    return { error: error.name, message: error.message, partial: error.partial };
+  }
+}
+
+/** `items` split at the given offsets (offsets outside the range or repeated are dropped). */
+function cut<T extends { slice(from: number, to?: number): T; length: number }>(items: T, cuts: number[]): T[] {
+  const points = [...new Set(cuts.filter((c) => c > 0 && c < items.length))].sort((a, b) => a - b);
+  return [0, ...points].map((from, i) => items.slice(from, points[i] ?? items.length));
+}
+
+function webStream<T>(pieces: T[]): ReadableStream<T> {
+  const queue = [...pieces];
+  return new ReadableStream<T>({
+    pull(controller) {
+      const next = queue.shift();
+      if (next === undefined) controller.close();
+      else controller.enqueue(next);
+    },
+  });
+}
+
+async function* iterate<T>(pieces: T[]): AsyncGenerator<T> {
+  for (const piece of pieces) yield piece;
+}
+
+/** SSE blocks a provider may send, good and bad, in any order. */
+const block = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 8 }).map((text) => sse(chunk({ content: text }))),
+  fc.constant(sse(chunk({ reasoning_content: 'Überlegung 東京 ' }))),
+  fc.constant(sse(toolChunk({ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"t":"😀' } }))),
+  fc.constant(sse(toolChunk({ index: 0, function: { arguments: '\\u00e9"}' } }))),
+  fc.constant(sse(finish('stop'))),
+  fc.constant(sse(finish('length'))),
+  fc.constant(sse({ id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })),
+  fc.constant(sse({ error: { message: 'Upstream timed out', code: 'timeout' } })),
+  fc.constant('event: error\ndata: {"code":"context_length_exceeded","message":"too long"}\n\n'),
+  fc.constant('data: {"choices": [\n\n'),
+  fc.constant('data: [DONE]\n\n'),
+  fc.constant(': keep-alive\n\n'),
+);
+
+describe('collectChatCompletion: every StreamSource form', () => {
+  it('a string, web streams of bytes and of text, async iterables and a Response give the same result and partial', async () => {
+    const firstIsError: [string[], number[]] = [
+      [sse({ error: { message: 'quota', code: 'insufficient_quota' } }), sse(chunk({ content: 'never' }))],
+      [3],
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.array(block, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 12 }), async (blocks, cuts) => {
+        const text = blocks.join('');
+        const bytes = encoder.encode(text);
+        const byteCuts = cuts.map((c) => c % (bytes.length + 1));
+        const textCuts = cuts.map((c) => c % (text.length + 1));
+        const expected = await outcome(text);
+        expect(await outcome(webStream(cut(bytes, byteCuts)))).toEqual(expected);
+        expect(await outcome(webStream(cut(text, textCuts)))).toEqual(expected);
+        expect(await outcome(iterate(cut(bytes, byteCuts)))).toEqual(expected);
+        expect(await outcome(iterate(cut(text, textCuts)))).toEqual(expected);
+        expect(await outcome(new Response(webStream(cut(bytes, byteCuts))))).toEqual(expected);
+      }),
+      { numRuns: 200, examples: [firstIsError] },
+    );
+  });
+
+  it('a stream whose first event is an error is an ApiError with the empty completion as partial, in every form', async () => {
+    const text = sse({ error: { message: 'quota', code: 'insufficient_quota' } }, chunk({ content: 'never' }));
+    const expected = {
+      error: 'ApiError',
+      message: 'quota',
+      partial: {
+        id: '',
+        object: 'chat.completion',
+        created: 0,
+        model: '',
+        choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: null }],
+      },
+    };
+    expect(await outcome(text)).toEqual(expected);
+    expect(await outcome(new Response(text))).toEqual(expected);
+    expect(await outcome(iterate([text]))).toEqual(expected);
   });
 });

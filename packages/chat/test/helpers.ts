@@ -1,4 +1,8 @@
-import { type ChatStreamEvent, ChatStreamListener, type ChatStreamListenerOptions } from '@ai4ts/chat';
+import { type ChatCompletion, ChatStreamListener, type ChatStreamListenerOptions, type RefusalEvent } from '@ai4ts/chat';
+import type { StreamEvent } from '@ai4ts/core';
+
+/** What the listener tests record: the normalized stream events and chat's refusal. */
+export type ChatStreamEvent = StreamEvent | RefusalEvent;
 
 const BASE = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'test-model' };
 
@@ -17,11 +21,14 @@ export function toolChunk(...fragments: Record<string, unknown>[]): Record<strin
   return chunk({ tool_calls: fragments });
 }
 
-/** Pushes every chunk into a fresh listener, recording all events (chunk events left out). */
+/**
+ * Pushes every chunk into a fresh listener, recording all events (chunk events left out), then calls `end()`
+ * unless `end: false`: `result` is what it returned, `error` what it threw.
+ */
 export function run(
   chunks: unknown[],
   options: ChatStreamListenerOptions & { end?: boolean } = {},
-): { listener: ChatStreamListener; events: ChatStreamEvent[] } {
+): { listener: ChatStreamListener; events: ChatStreamEvent[]; result?: ChatCompletion; error?: unknown } {
   const listener = new ChatStreamListener(options);
   const events: ChatStreamEvent[] = [];
   for (const name of [
@@ -37,8 +44,12 @@ export function run(
     listener.on(name, (event: ChatStreamEvent) => events.push(event));
   }
   for (const c of chunks) listener.push(c);
-  if (options.end !== false) listener.end();
-  return { listener, events };
+  if (options.end === false) return { listener, events };
+  try {
+    return { listener, events, result: listener.end() };
+  } catch (error) {
+    return { listener, events, error };
+  }
 }
 
 /** Events of one type. */

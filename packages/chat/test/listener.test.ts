@@ -1,4 +1,4 @@
-import { ApiError, ProtocolError } from '@ai4ts/core';
+import { ApiError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
 import { ChatStreamListener } from '@ai4ts/chat';
 import { describe, expect, it } from 'vitest';
 import { chunk, finish, ofType, run, toolChunk } from './helpers.js';
@@ -17,7 +17,7 @@ describe('ChatStreamListener: text', () => {
       finish('stop'),
       { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'test-model', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
     ]);
-    expect(listener.status).toBe('complete');
+    expect(listener.status).toBe('completed');
     expect(listener.content).toBe('Hello');
     expect(listener.completion).toEqual({
       id: 'chatcmpl-1',
@@ -44,18 +44,19 @@ describe('ChatStreamListener: text', () => {
     expect(listener.status).toBe('streaming');
     expect(listener.completion.choices[0]?.message.content).toBeNull();
     expect(listener.completion.choices[0]?.message).not.toHaveProperty('reasoning_content');
-    listener.end();
-    expect(listener.status).toBe('incomplete');
+    expect(() => listener.end()).toThrow(StreamIncompleteError);
+    expect(listener.status).toBe('failed');
     expect(listener.completion.choices[0]?.finish_reason).toBeNull();
   });
 
   it('the partial completion has a choice 0 even before any chunk', () => {
     const listener = new ChatStreamListener();
-    listener.end();
+    expect(listener.status).toBe('pending');
+    expect(() => listener.end()).toThrow(StreamIncompleteError);
     expect(listener.completion.choices).toEqual([
       { index: 0, message: { role: 'assistant', content: null }, finish_reason: null },
     ]);
-    expect(listener.status).toBe('incomplete');
+    expect(listener.status).toBe('failed');
   });
 
   it('Azure OpenAI: a first chunk with choices [] (prompt_filter_results) is skipped', () => {
@@ -103,8 +104,8 @@ describe('ChatStreamListener: text', () => {
     );
     expect(listener.status).toBe('streaming');
     listener.push(finish('length', 1));
-    listener.end();
-    expect(listener.status).toBe('complete');
+    expect(listener.end().choices).toHaveLength(2);
+    expect(listener.status).toBe('completed');
     expect(listener.choice(1)?.content).toBe('B1B2');
     expect(listener.completion.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
       [0, 'A1A2', 'stop'],
@@ -116,7 +117,7 @@ describe('ChatStreamListener: text', () => {
   it('a malformed huge choice index is just another choice', () => {
     const { listener } = run([chunk({ content: 'x' }, { index: 4294967294 }), finish('stop', 4294967294)]);
     expect(listener.completion.choices.map((c) => [c.index, c.message.content])).toEqual([[4294967294, 'x']]);
-    expect(listener.status).toBe('complete');
+    expect(listener.status).toBe('completed');
   });
 
   it('a repeated finish_reason (on the usage chunk) does not finish twice', () => {
@@ -382,9 +383,10 @@ describe('ChatStreamListener: tool calls', () => {
     expect(ofType(events, 'tool_call.done')).toEqual([]);
   });
 
-  it('a stream cut during a call: incomplete, no tool_call.done', () => {
-    const { listener, events } = run([toolChunk({ index: 0, id: 'c', function: fn('f', '{"a":') })]);
-    expect(listener.status).toBe('incomplete');
+  it('a stream cut during a call: failed with StreamIncompleteError, no tool_call.done', () => {
+    const { listener, events, error } = run([toolChunk({ index: 0, id: 'c', function: fn('f', '{"a":') })]);
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+    expect(listener.status).toBe('failed');
     expect(ofType(events, 'tool_call.done')).toEqual([]);
   });
 
@@ -420,7 +422,7 @@ describe('ChatStreamListener: errors', () => {
     expect(error.message).toContain('Provider overloaded');
     expect((error.partial as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe('partial ');
     expect(errors).toEqual([error]);
-    expect(listener.status).toBe('incomplete');
+    expect(listener.status).toBe('failed');
   });
 
   it('a chunk that is not an object is a ProtocolError', () => {

@@ -1,4 +1,4 @@
-import { type ChatCompletionRequest, type ChatToolLoopEvent, runChatToolLoop, streamChatToolLoop } from '@ai4ts/chat';
+import { type ChatLoopRequest, type ChatToolLoopEvent, runChatToolLoop, streamChatToolLoop } from '@ai4ts/chat';
 import { AbortError, Ai4tsError, defineTool, type ToolLoopPartial, Transport, type ValidToolCall } from '@ai4ts/core';
 import { type MockModel, type MockScript, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,7 +47,7 @@ describe('runChatToolLoop', () => {
     ]);
     const ran: string[] = [];
     const tool = weatherTool(ran);
-    const request: ChatCompletionRequest = { model: 'mock-model', messages: [question], tools: [tool], maxSteps: 5 };
+    const request: ChatLoopRequest = { model: 'mock-model', messages: [question], tools: [tool], maxSteps: 5 };
     const before = structuredClone({ ...request, tools: undefined });
 
     const result = await runChatToolLoop(transport, request);

@@ -81,7 +81,7 @@ describe('ChatService over node:http', () => {
     const stream = chat.stream(request);
     const reader = stream.toReadableStream().getReader();
     const first = await reader.read();
-    expect(new TextDecoder().decode(first.value)).toContain('"content":"a"');
+    expect(new TextDecoder().decode(first.value)).toContain('event: content\ndata: {"type":"content","delta":"a"');
     await reader.cancel();
     await closed;
     await expect(stream.final()).rejects.toBeInstanceOf(AbortError);

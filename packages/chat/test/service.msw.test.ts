@@ -1,5 +1,15 @@
-import { Ai4tsError, ApiError, AuthenticationError, defineTool, PROVIDERS, Transport, toChatTool } from '@ai4ts/core';
-import { type ChatStreamEvent, ChatService, collectChatCompletion, toWireRequest } from '@ai4ts/chat';
+import {
+  Ai4tsError,
+  AuthenticationError,
+  defineTool,
+  PROVIDERS,
+  ProtocolError,
+  type StreamEvent,
+  Transport,
+  toChatTool,
+} from '@ai4ts/core';
+import { type ChatLoopRequest, ChatService, collectChatCompletion, toWireRequest } from '@ai4ts/chat';
+import { encodeSse, parseSse } from '@ai4ts/sse';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,12 +27,13 @@ interface Seen {
   headers: Headers;
 }
 
-/** Answers chat/completions with `text` as SSE (or JSON when `json` is given), recording the request. */
-function answer(seen: Seen[], reply: { sse?: string; json?: unknown; status?: number }) {
+/** Answers chat/completions with `text` as SSE (or JSON when `json` is given, or raw `text`), recording the request. */
+function answer(seen: Seen[], reply: { sse?: string; json?: unknown; text?: string; status?: number }) {
   server.use(
     http.post(`${BASE}/chat/completions`, async ({ request }) => {
       seen.push({ body: (await request.json()) as Record<string, unknown>, headers: request.headers });
       if (reply.json !== undefined) return HttpResponse.json(reply.json as object, { status: reply.status ?? 200 });
+      if (reply.text !== undefined) return HttpResponse.text(reply.text);
       return new HttpResponse(reply.sse, { headers: { 'content-type': 'text/event-stream' } });
     }),
   );
@@ -41,7 +52,7 @@ const STREAM = `${sse(
 )}data: [DONE]\n\n`;
 
 describe('ChatService over msw', () => {
-  it('stream(): sends the wire body with stream and stream_options.include_usage, SDK fields stripped, bearer auth', async () => {
+  it('stream(): sends the wire body with stream and stream_options.include_usage, no loop field, no empty tools, bearer auth', async () => {
     const seen: Seen[] = [];
     answer(seen, { sse: STREAM });
     const request = {
@@ -49,9 +60,14 @@ describe('ChatService over msw', () => {
       messages,
       temperature: 0.2,
       enable_thinking: true,
+      tools: [],
+      top_k: undefined,
       maxSteps: 3,
       passThroughToolCalls: false,
+      concurrency: 2,
       onStepFinish: () => undefined,
+      onToolCall: () => 'allow' as const,
+      prepareStep: () => undefined,
     };
     const completion = await service().stream(request).final();
     expect(seen[0]?.body).toEqual({
@@ -91,9 +107,11 @@ describe('ChatService over msw', () => {
     const stream = service().stream({ model: 'm', messages });
     const emitted: string[] = [];
     stream.on('content', (e) => emitted.push(e.delta));
-    const iterated: ChatStreamEvent[] = [];
+    const chunks: unknown[] = [];
+    stream.on('chunk', (e) => chunks.push(e.chunk));
+    const iterated: StreamEvent[] = [];
     for await (const event of stream) iterated.push(event);
-    expect(iterated.filter((e) => e.type !== 'chunk').map((e) => e.type)).toEqual([
+    expect(iterated.map((e) => e.type)).toEqual([
       'reasoning',
       'content',
       'tool_call.start',
@@ -102,37 +120,56 @@ describe('ChatService over msw', () => {
       'finish',
       'usage',
     ]);
-    expect(iterated.filter((e) => e.type === 'chunk')).toHaveLength(5);
+    expect(chunks).toHaveLength(5);
     expect(emitted).toEqual(['Hello']);
-    expect(stream.listener.status).toBe('complete');
+    expect(stream.listener.status).toBe('completed');
     expect(stream.listener.content).toBe('Hello');
     expect(await stream.final()).toEqual(stream.listener.completion);
   });
 
-  it('breaking out of the loop after the finish does not abort: .final() still gets the usage', async () => {
+  it('every loop replays the stream from its first event, the usage after the finish included', async () => {
     answer([], { sse: STREAM });
     const stream = service().stream({ model: 'm', messages });
-    for await (const event of stream) if (event.type === 'finish') break;
     const completion = await stream.final();
+    const first: StreamEvent[] = [];
+    for await (const event of stream) first.push(event);
+    const second: StreamEvent[] = [];
+    for await (const event of stream) second.push(event);
+    expect(first.at(-1)).toMatchObject({ type: 'usage', usage: { total_tokens: 3 } });
+    expect(second).toEqual(first);
     expect(completion.usage?.total_tokens).toBe(3);
   });
 
-  it('toReadableStream(): SSE bytes that collectChatCompletion reads back to the same completion', async () => {
+  it('toReadableStream(): the normalized events as SSE frames, then event: done', async () => {
     answer([], { sse: STREAM });
     const stream = service().stream({ model: 'm', messages });
-    const bytes = stream.toReadableStream();
-    const text = await new Response(bytes).text();
-    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-    expect(await collectChatCompletion(text)).toEqual(await stream.final());
+    const frames: { event: string; data: string }[] = [];
+    for await (const { event, data } of parseSse(stream.toReadableStream())) frames.push({ event, data });
+    const events: StreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(frames.at(-1)).toEqual({ event: 'done', data: '' });
+    expect(frames.slice(0, -1).map((f) => f.event)).toEqual(events.map((e) => e.type));
+    expect(frames.slice(0, -1).map((f) => JSON.parse(f.data))).toEqual(events);
   });
 
-  it('toReadableStream(): a failure becomes an event: error frame that reads back as ApiError', async () => {
+  it('toReadableStream(): a failure becomes a last event: error frame with the class, message and code', async () => {
     answer([], { sse: sse(chunk({ content: 'x' }), { error: { message: 'boom', code: 'overloaded' } }) });
     const stream = service().stream({ model: 'm', messages });
-    const text = await new Response(stream.toReadableStream()).text();
-    const error = await collectChatCompletion(text).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).code).toBe('overloaded');
+    const frames: { event: string; data: string }[] = [];
+    for await (const { event, data } of parseSse(stream.toReadableStream())) frames.push({ event, data });
+    expect(frames.map((f) => f.event)).toEqual(['content', 'error']);
+    expect(JSON.parse(frames[1]?.data ?? '')).toEqual({ name: 'ApiError', message: 'boom', code: 'overloaded' });
+  });
+
+  it('a proxy can re-encode the chunk events as Chat Completions SSE that reads back to the same completion', async () => {
+    answer([], { sse: STREAM });
+    const stream = service().stream({ model: 'm', messages });
+    let text = '';
+    stream.on('chunk', (e) => {
+      text += encodeSse({ data: JSON.stringify(e.chunk) });
+    });
+    const completion = await stream.final();
+    expect(await collectChatCompletion(`${text}data: [DONE]\n\n`)).toEqual(completion);
   });
 
   it('an HTTP 401 rejects .final() and the iteration with AuthenticationError; an un-awaited stream raises no unhandled rejection', async () => {
@@ -154,7 +191,8 @@ describe('ChatService over msw', () => {
     const seen: Seen[] = [];
     answer(seen, { sse: STREAM });
     expect(() => service().stream({ model: '', messages: [] })).toThrow(Ai4tsError);
-    expect(() => toWireRequest({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] } as never)).toThrow(/Invalid chat request/);
+    // @ts-expect-error: an unknown role, as plain JavaScript could send it.
+    expect(() => toWireRequest({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toThrow(/Invalid chat request/);
     expect(seen).toEqual([]);
   });
 
@@ -169,9 +207,24 @@ describe('ChatService over msw', () => {
       usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
     };
     answer(seen, { json });
-    const completion = await service().create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+    const completion = await service().create({
+      model: 'm',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+      tools: [],
+      maxSteps: 2,
+      onStepFinish: () => undefined,
+    });
     expect(seen[0]?.body).toEqual({ model: 'm', messages });
     expect(completion).toEqual(json);
+  });
+
+  it('create(): a body that is not JSON, or JSON without choices, is a ProtocolError', async () => {
+    answer([], { text: '<html>Bad gateway</html>' });
+    await expect(service().create({ model: 'm', messages })).rejects.toBeInstanceOf(ProtocolError);
+    answer([], { json: { object: 'list', data: [] } });
+    await expect(service().create({ model: 'm', messages })).rejects.toThrow(/no choices/);
   });
 
   it('create(): a daemon that answers text/event-stream anyway is aggregated to the same completion', async () => {
@@ -188,14 +241,18 @@ describe('ChatService over msw', () => {
     await expect(service().create({ model: 'm', messages })).rejects.toMatchObject({ name: 'ApiError', code: 'insufficient_quota' });
   });
 
-  it('stream(): tools made by defineTool go out in their JSON Schema form; wire-format tools unchanged', async () => {
+  it('toWireRequest(): tools made by defineTool go out in their JSON Schema form; wire-format tools unchanged', async () => {
     const seen: Seen[] = [];
     answer(seen, { sse: STREAM });
     const weather = defineTool({ name: 'get_weather', description: 'Weather', parameters: z.object({ city: z.string() }) });
     const wire = { type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } };
-    await service().stream({ model: 'm', messages, tools: [weather, wire] }).final();
-    expect(seen[0]?.body.tools).toEqual([toChatTool(weather), wire]);
-    expect(seen[0]?.body.tools).toMatchObject([
+    const loopRequest: ChatLoopRequest = { model: 'm', messages, tools: [weather, wire] };
+    const body = toWireRequest(loopRequest);
+    expect(body.tools).toEqual([toChatTool(weather), wire]);
+    expect(loopRequest.tools).toEqual([weather, wire]); // never mutated
+    await service().stream({ model: 'm', messages, tools: [toChatTool(weather), wire] }).final();
+    expect(seen[0]?.body.tools).toEqual(body.tools);
+    expect(body.tools).toMatchObject([
       { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { properties: { city: { type: 'string' } } } } },
       wire,
     ]);
