@@ -95,7 +95,10 @@ describe('toAi4tsError', () => {
 describe('readErrorResponse', () => {
   it('builds the status’s ApiError with every secret redacted from the echoed body', async () => {
     const body = JSON.stringify({ error: { message: 'Incorrect API key provided: sk-secret-123', code: 'invalid_api_key' } });
-    const error = await readErrorResponse(new Response(body, { status: 401 }), { secrets: ['sk-secret-123', undefined] });
+    const response = new Response(body, { status: 401, headers: { 'x-echo': 'Bearer sk-secret-123', 'x-request-id': 'r1' } });
+    const error = await readErrorResponse(response, { secrets: ['sk-secret-123', undefined] });
+    expect((error as ApiError).headers?.get('x-echo')).toBe('Bearer [redacted]');
+    expect((error as ApiError).requestId).toBe('r1');
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error.message).toBe('401 Incorrect API key provided: [redacted]');
     expect(JSON.stringify((error as ApiError).body)).not.toContain('sk-secret-123');

@@ -56,13 +56,21 @@ export async function readErrorResponse(
   response: Response,
   options: { signal?: AbortSignal | undefined; secrets?: readonly (string | undefined)[] } = {},
 ): Promise<Ai4tsError> {
+  const secrets = options.secrets ?? [];
   let text = '';
   try {
-    text = redact(await response.text(), options.secrets ?? []);
+    text = redact(await response.text(), secrets);
   } catch {
     if (options.signal?.aborted) return abortError(options.signal);
   }
-  return ApiError.fromResponse(response.status, parseOrText(text), response.headers);
+  return ApiError.fromResponse(response.status, parseOrText(text), redactHeaders(response.headers, secrets));
+}
+
+/** The headers with every secret redacted from their values (a server may echo the key in a header). */
+function redactHeaders(headers: Headers, secrets: readonly (string | undefined)[]): Headers {
+  const out = new Headers();
+  for (const [name, value] of headers) out.append(name, redact(value, secrets));
+  return out;
 }
 
 /** JSON when the text is JSON, else the text itself (provider error bodies are often plain text or HTML). */
