@@ -1,29 +1,23 @@
 /**
  * @ai4ts/responses: the OpenAI Responses API. A stream state machine that rebuilds the response from its events
- * ({@link ResponseStreamListener}), a collector from SSE bytes ({@link collectResponse}), record and replay of
- * traces, and a service over the shared Transport ({@link ResponsesService}).
+ * ({@link ResponseStreamListener}), a collector from any SSE source ({@link collectResponse}), the stream handle
+ * ({@link ResponseStream}), record and replay of traces, a service over the shared Transport
+ * ({@link ResponsesService}) and the tool loop ({@link runResponsesToolLoop}).
  */
-export { type CollectResponseOptions, collectResponse, consumeResponseEvents, type ResponseSource } from './collect.js';
+export { type CollectResponseOptions, collectResponse } from './collect.js';
 export { toChatUsage, toFinishReason } from './convert.js';
+export { ResponseStreamListener, type ResponseStreamEvents, type ResponseStreamWarning } from './listener.js';
 export {
-  type ResponseListenerEvents,
-  ResponseStreamListener,
-  type ResponseStreamStatus,
-  type ResponseStreamWarning,
-} from './listener.js';
-export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
-export {
-  type ResponseCreateRequest,
-  ResponsesService,
-  type ResumeOptions,
-  type StreamResponseOptions,
-  streamResponse,
-} from './service.js';
-export { ResponseStream, type ResponseStreamItem } from './stream.js';
-export type * from './types.js';
-export {
-  type ResponseInputItem,
+  type ResponseLoopRequest,
+  type ResponsesToolLoopEvent,
+  type ResponsesToolLoopResult,
+  type ResponsesToolLoopStream,
   responsesToolLoopAdapter,
   runResponsesToolLoop,
   streamResponsesToolLoop,
 } from './loop.js';
+export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
+export { RESPONSES_PATH } from './request.js';
+export { ResponsesService, type ResumeOptions } from './service.js';
+export { type OpenEvents, type ResponseRequestOptions, ResponseStream, streamResponse } from './stream.js';
+export type * from './types.js';

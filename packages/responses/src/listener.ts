@@ -4,22 +4,49 @@
  * Items are tracked by `output_index`, never by `item_id` (some gateways change ids between events). Deltas build
  * each item; `.done` events and the terminal response replace what the deltas built, but never erase it.
  */
-import { AbortError, Ai4tsError, ApiError, ConnectionError, type ContentEvent, type ErrorEvent, type FinishEvent, type ReasoningEvent, readProviderError, StreamIncompleteError, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type UsageEvent } from '@ai4ts/core';
-import { isRecord } from '@ai4ts/core/internal';
+import {
+  type Ai4tsError,
+  ApiError,
+  type ListenerStatus,
+  type NormalizedEvents,
+  ProtocolError,
+  type StreamEvent,
+  StreamIncompleteError,
+  type StreamListener,
+} from '@ai4ts/core';
+import { isRecord, toAi4tsError } from '@ai4ts/core/internal';
+import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
+import { builtInStep, isKnownEvent } from './event-types.js';
+import {
+  copyRecord,
+  doneText,
+  isIndex,
+  isMessagePart,
+  isOutputItem,
+  isReasoningTextPart,
+  isSlot,
+  isSummaryPart,
+  type Json,
+  mergeRecord,
+  outputTextOf,
+  type PlaceholderType,
+  placeholder,
+  shownText,
+} from './merge.js';
 import type {
-  Annotation,
+  BuiltInToolCallEvent,
+  ContentPartEvent,
   FunctionCallItem,
-  MessageContentPart,
   OutputItem,
+  OutputItemEvent,
+  ReasoningSummaryPartEvent,
+  ResponseLifecycleEvent,
   ResponseObject,
+  ResponseSnapshot,
   ResponseStreamEvent,
-  ResponseUsage,
 } from './types.js';
-
-/** Where the listener stands. `failed` covers `response.failed`, an `error` event and a broken or cut stream. */
-export type ResponseStreamStatus = 'streaming' | 'completed' | 'failed' | 'incomplete';
 
 /** Something odd that did not stop the stream: a `sequence_number` gap or regression, or a malformed event. */
 export interface ResponseStreamWarning {
@@ -29,21 +56,34 @@ export interface ResponseStreamWarning {
   event: unknown;
 }
 
-/** The events a {@link ResponseStreamListener} emits. */
-export interface ResponseListenerEvents {
-  content: (event: ContentEvent) => void;
-  reasoning: (event: ReasoningEvent) => void;
-  'tool_call.start': (event: ToolCallStartEvent) => void;
-  'tool_call.delta': (event: ToolCallDeltaEvent) => void;
-  'tool_call.done': (event: ToolCallDoneEvent) => void;
-  usage: (event: UsageEvent) => void;
-  finish: (event: FinishEvent) => void;
-  error: (event: ErrorEvent) => void;
-  /** Every event of a known type, as received. */
+/** The events a {@link ResponseStreamListener} emits: the normalized ones and `error`, plus the Responses extras. */
+export interface ResponseStreamEvents extends Pick<NormalizedEvents, StreamEvent['type'] | 'error'> {
+  /** Every event of a known type, as received (before the normalized events it causes). */
   event: (event: ResponseStreamEvent) => void;
   /** An event of a type this version does not know (kept in `events` as well). */
   unknown: (event: unknown) => void;
   warning: (warning: ResponseStreamWarning) => void;
+}
+
+/** Where an event points: the item by `output_index` (or `item_id`). */
+interface ItemAddress {
+  output_index?: unknown;
+  item_id?: unknown;
+}
+
+/**
+ * The string fields that deltas build and `.done` events settle, one kind per event family: message text and
+ * refusals, reasoning summary and raw reasoning text, function arguments, custom tool input, and the code and
+ * MCP arguments of built-in tools.
+ */
+type TextKind = 'output_text' | 'refusal' | 'summary' | 'reasoning_text' | 'arguments' | 'input' | 'code' | 'mcp_arguments';
+
+/** Where one text kind lives: the object holding the string, its field, and the item (and its index) it belongs to. */
+interface TextSlot {
+  holder: Json;
+  field: string;
+  item: OutputItem;
+  index: number;
 }
 
 /** Bookkeeping of one function call: its position among the calls, and whether `tool_call.done` went out. */
@@ -52,62 +92,39 @@ interface CallState {
   done: boolean;
 }
 
-type Json = Record<string, unknown>;
-
-const KNOWN = new Set([
-  'response.created',
-  'response.in_progress',
-  'response.queued',
-  'response.completed',
-  'response.failed',
-  'response.incomplete',
-  'response.output_item.added',
-  'response.output_item.done',
-  'response.content_part.added',
-  'response.content_part.done',
-  'response.output_text.delta',
-  'response.output_text.done',
-  'response.output_text.annotation.added',
-  'response.refusal.delta',
-  'response.refusal.done',
-  'response.reasoning_summary_part.added',
-  'response.reasoning_summary_part.done',
-  'response.reasoning_summary_text.delta',
-  'response.reasoning_summary_text.done',
-  'response.reasoning_text.delta',
-  'response.reasoning_text.done',
-  'response.function_call_arguments.delta',
-  'response.function_call_arguments.done',
-  'response.custom_tool_call_input.delta',
-  'response.custom_tool_call_input.done',
-  'error',
-]);
-
-/** `response.web_search_call.searching`, `response.mcp_call_arguments.delta`, ...: progress of built-in tools. */
-const BUILT_IN =
-  /^response\.(web_search_call|file_search_call|code_interpreter_call|image_generation_call|mcp_call|mcp_list_tools|code_interpreter_call_code|mcp_call_arguments)\.([a-z_]+)$/;
-
 /**
- * Rebuilds a Responses API stream from its events.
+ * Rebuilds a Responses API stream from its events, following the listener contract of every ai4ts protocol.
  *
- * Feed it parsed events with {@link push} and call {@link end} when the input ends. It never throws on what the
- * server sends: a failure becomes {@link error} (with the partial response) and an `error` event.
+ * - `status`: `pending`, `streaming`, then `completed` at `response.completed` or `response.incomplete` (a
+ *   truncation such as `max_output_tokens` is a completed stream whose `finish` reason is `length`; the response's
+ *   own `status` stays `incomplete`), or `failed` at `response.failed`, an `error` event, data that is not JSON,
+ *   a cut or an abort.
+ * - {@link pushSse} parses one SSE event and calls {@link push}; `push` merges one parsed event. At
+ *   `response.failed` or an `error` event they record an `ApiError` (status `failed`, an `error` event) and throw
+ *   it; `pushSse` does the same with a `ProtocolError` for data that is not JSON. After `completed` or `failed`
+ *   input only joins the trace ({@link events}). Oddities that are not failures (a `sequence_number` gap, a
+ *   malformed event, an unknown event type) are `warning` / `unknown` events and never throw.
+ * - {@link end} returns the final response, or throws: the recorded error, or a `StreamIncompleteError` when no
+ *   terminal event came.
+ * - {@link fail} records an outside failure (the network, an abort) and returns it to throw.
+ *
+ * Every error's `partial` is the response rebuilt so far (function calls keep their partial arguments); a failure
+ * before anything was pushed (an HTTP error) has none.
  *
  * @example
  * const listener = new ResponseStreamListener().on('content', (e) => process.stdout.write(e.delta));
  * for (const event of events) listener.push(event);
- * listener.end();
- * if (listener.error) throw listener.error;
- * console.log(listener.response.output_text);
+ * const response = listener.end(); // throws the typed error of a failed or cut stream
  */
-export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents> {
-  #status: ResponseStreamStatus = 'streaming';
+export class ResponseStreamListener
+  extends EventEmitter<ResponseStreamEvents>
+  implements StreamListener<ResponseObject>
+{
+  #status: ListenerStatus = 'pending';
   #error: Ai4tsError<ResponseObject> | undefined;
-  /** Set once the terminal event arrived or the stream failed: later events only join the trace. */
-  #settled = false;
-  #ended = false;
   readonly #events: unknown[] = [];
-  #base: Json = { id: '', object: 'response', model: '', status: 'in_progress' };
+  /** The latest lifecycle snapshot; its `output` is unused (the items below are the output). */
+  #base: ResponseSnapshot = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
   /** Items by `output_index` (a map, so an absurd index from a broken gateway costs nothing). */
   readonly #items = new Map<number, OutputItem>();
   /** The items in index order, rebuilt only after an item was added or replaced. */
@@ -120,8 +137,8 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
   #summaryKey = '';
   #reasoningText = '';
 
-  /** `streaming` until a terminal event or a failure. */
-  get status(): ResponseStreamStatus {
+  /** See the class comment. */
+  get status(): ListenerStatus {
     return this.#status;
   }
 
@@ -147,24 +164,20 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
 
   /** The response as rebuilt so far: the latest lifecycle snapshot with the output items in `output_index` order. */
   get response(): ResponseObject {
-    return { ...this.#base, output: this.#output(), output_text: this.outputText } as ResponseObject;
+    const output = this.#output();
+    return { ...this.#base, output, output_text: outputTextOf(output) };
   }
 
   /** All answer text so far: every `output_text` part of every message, in order. */
   get outputText(): string {
-    let text = '';
-    for (const item of this.#output()) {
-      if (item.type !== 'message') continue;
-      for (const part of item.content) if (part?.type === 'output_text') text += part.text;
-    }
-    return text;
+    return outputTextOf(this.#output());
   }
 
   /** Every reasoning summary part of every reasoning item, joined with a blank line. */
   get reasoningSummary(): string {
     const parts: string[] = [];
     for (const item of this.#output()) {
-      if (item.type === 'reasoning') for (const part of item.summary) if (part) parts.push(part.text);
+      if (item.type === 'reasoning') for (const part of item.summary) parts.push(part.text);
     }
     return parts.join('\n\n');
   }
@@ -176,31 +189,54 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
     return calls;
   }
 
-  /** Takes one parsed event (its `type` drives the state machine). Never throws on what the server sent. */
-  push(event: unknown): void {
-    this.#events.push(event);
-    if (this.#settled) return;
-    const type = isRecord(event) ? event.type : undefined;
-    if (typeof type !== 'string' || !(KNOWN.has(type) || BUILT_IN.test(type))) {
-      this.emit('unknown', event);
-      return;
+  /**
+   * Feeds one SSE event: its data parsed as JSON and {@link push}ed. Throws a `ProtocolError` (recorded, with the
+   * partial response) for data that is not JSON, and whatever `push` throws. Blank data is skipped; a gateway's
+   * `[DONE]` and anything after the terminal event only join the trace.
+   */
+  pushSse(sse: SseEvent): void {
+    const data = sse.data;
+    if (data.trim() === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch (cause) {
+      if (data === '[DONE]' || this.#finished()) {
+        this.push(data);
+        return;
+      }
+      throw this.#record(
+        new ProtocolError('The Responses stream sent data that is not JSON', { cause, line: data, partial: this.response }),
+      );
     }
-    const e = event as Json;
-    if (typeof e.sequence_number === 'number') this.#checkSequence(e.sequence_number, e);
-    this.emit('event', event as ResponseStreamEvent);
-    if (!this.#apply(type, e)) this.#warn('malformed_event', `Ignored a malformed ${type} event`, event);
+    this.push(parsed);
   }
 
   /**
-   * Marks the end of input. Without a terminal event this is a failure: {@link error} becomes a
-   * `StreamIncompleteError` whose `partial` is the response so far (function calls keep their partial arguments).
+   * Takes one parsed event (its `type` drives the state machine). Throws the recorded `ApiError` at
+   * `response.failed` or an `error` event; see the class comment for what never throws.
    */
-  end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    if (this.#settled) return;
-    this.#settle(
-      'failed',
+  push(data: unknown): void {
+    this.#events.push(data);
+    if (this.#finished()) return;
+    this.#status = 'streaming';
+    if (!isKnownEvent(data)) {
+      this.emit('unknown', data);
+      return;
+    }
+    if (typeof data.sequence_number === 'number') this.#checkSequence(data.sequence_number, data);
+    this.emit('event', data);
+    if (!this.#apply(data)) this.#warn('malformed_event', `Ignored a malformed ${data.type} event`, data);
+  }
+
+  /**
+   * The input ended: returns the final response after `response.completed` / `response.incomplete`. Otherwise
+   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far.
+   */
+  end(): ResponseObject {
+    if (this.#status === 'completed') return this.response;
+    if (this.#error) throw this.#error;
+    throw this.#record(
       new StreamIncompleteError<ResponseObject>(
         'The Responses stream ended without a terminal event (response.completed, response.incomplete or response.failed)',
         { partial: this.response },
@@ -209,72 +245,85 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
   }
 
   /**
-   * Records a failure of the source (a broken connection, an abort, a timeout, bad data) and returns it as an
-   * `Ai4tsError` whose `partial` is the response so far, once any event arrived. Does nothing after the terminal event.
+   * Records a failure from outside the stream (a broken connection, an abort, a timeout) and returns it as an
+   * `Ai4tsError` whose `partial` is the response so far, once anything was pushed. Once failed it returns the first
+   * error; after completion it records nothing.
    */
   fail(error: unknown): Ai4tsError<ResponseObject> {
-    if (this.#settled && this.#error) return this.#error;
-    const failure = toAi4tsError(error);
-    if (failure.partial === undefined && this.#events.length > 0) failure.partial = this.response;
-    if (!this.#settled) this.#settle('failed', failure);
-    return failure;
+    if (this.#error) return this.#error;
+    const partial = this.#status === 'pending' ? undefined : this.response;
+    const failure = toAi4tsError(error, { partial });
+    return this.#status === 'completed' ? failure : this.#record(failure);
   }
 
-  /** True once a terminal event arrived or the stream failed. */
-  get settled(): boolean {
-    return this.#settled;
+  #finished(): boolean {
+    return this.#status === 'completed' || this.#status === 'failed';
   }
 
-  #apply(type: string, e: Json): boolean {
-    switch (type) {
+  #record(error: Ai4tsError<ResponseObject>): Ai4tsError<ResponseObject> {
+    this.#status = 'failed';
+    this.#error = error;
+    this.emit('error', { type: 'error', error });
+    return error;
+  }
+
+  /** Applies a known event; false when its payload is malformed (a warning, then skipped). */
+  #apply(event: ResponseStreamEvent): boolean {
+    switch (event.type) {
       case 'response.created':
       case 'response.in_progress':
       case 'response.queued':
-        if (!isRecord(e.response)) return false;
-        this.#adopt(e.response, false);
+        if (!isRecord(event.response)) return false;
+        this.#adopt(event.response, false);
         return true;
       case 'response.completed':
       case 'response.incomplete':
       case 'response.failed':
-        if (!isRecord(e.response)) return false;
-        this.#terminal(type, e.response);
+        if (!isRecord(event.response)) return false;
+        this.#terminal(event);
         return true;
       case 'error':
-        this.#streamError(e);
-        return true;
+        // The flat shape's own `type` is the event type ('error'), not an error type.
+        throw this.#record(
+          ApiError.fromStreamError(isRecord(event.error) ? event : { ...event, type: undefined }, this.response),
+        );
       case 'response.output_item.added':
       case 'response.output_item.done':
-        return this.#outputItem(type === 'response.output_item.done', e);
+        return this.#outputItem(event);
       case 'response.content_part.added':
       case 'response.content_part.done':
-        return this.#contentPart(e);
-      case 'response.output_text.delta':
-        return this.#textDelta(e);
-      case 'response.output_text.done':
-        return this.#textDone(e);
-      case 'response.output_text.annotation.added':
-        return this.#annotation(e);
-      case 'response.refusal.delta':
-      case 'response.refusal.done':
-        return this.#refusal(type === 'response.refusal.done', e);
+        return this.#contentPart(event);
       case 'response.reasoning_summary_part.added':
       case 'response.reasoning_summary_part.done':
-        return this.#summaryPart(e);
+        return this.#summaryPart(event);
+      case 'response.output_text.annotation.added':
+        return this.#annotation(event);
+      case 'response.output_text.delta':
+        return this.#textEvent('output_text', event, event.delta, false);
+      case 'response.output_text.done':
+        return this.#textEvent('output_text', event, event.text, true);
+      case 'response.refusal.delta':
+        return this.#textEvent('refusal', event, event.delta, false);
+      case 'response.refusal.done':
+        return this.#textEvent('refusal', event, event.refusal, true);
       case 'response.reasoning_summary_text.delta':
+        return this.#textEvent('summary', event, event.delta, false);
       case 'response.reasoning_summary_text.done':
-        return this.#summaryText(type === 'response.reasoning_summary_text.done', e);
+        return this.#textEvent('summary', event, event.text, true);
       case 'response.reasoning_text.delta':
+        return this.#textEvent('reasoning_text', event, event.delta, false);
       case 'response.reasoning_text.done':
-        return this.#reasoningTextEvent(type === 'response.reasoning_text.done', e);
+        return this.#textEvent('reasoning_text', event, event.text, true);
       case 'response.function_call_arguments.delta':
-        return this.#argumentsDelta(e);
+        return this.#textEvent('arguments', event, event.delta, false);
       case 'response.function_call_arguments.done':
-        return this.#argumentsDone(e);
+        return this.#textEvent('arguments', event, event.arguments, true);
       case 'response.custom_tool_call_input.delta':
+        return this.#textEvent('input', event, event.delta, false);
       case 'response.custom_tool_call_input.done':
-        return this.#customInput(type === 'response.custom_tool_call_input.done', e);
+        return this.#textEvent('input', event, event.input, true);
       default:
-        return this.#builtIn(type, e);
+        return this.#builtIn(event);
     }
   }
 
@@ -284,7 +333,7 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
    * Takes a lifecycle snapshot. Its fields replace ours; its `output` replaces the built items only when it is
    * authoritative (terminal) and no shorter than what was built, or when nothing was built yet.
    */
-  #adopt(snapshot: Json, terminal: boolean): void {
+  #adopt(snapshot: ResponseSnapshot, terminal: boolean): void {
     const { output, output_text: _derived, ...fields } = snapshot;
     this.#base = { ...this.#base, ...fields };
     if (!Array.isArray(output)) return;
@@ -292,48 +341,36 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
     if (built === 0 || (terminal && output.length >= built)) {
       this.#items.clear();
       output.forEach((item, index) => {
-        if (isRecord(item)) this.#setItem(index, copyItem(item as OutputItem));
+        const copy = isRecord(item) ? copyRecord(item) : undefined;
+        if (copy && isOutputItem(copy)) this.#setItem(index, copy);
       });
     }
   }
 
-  #terminal(type: string, snapshot: Json): void {
-    this.#adopt(snapshot, true);
+  #terminal(event: ResponseLifecycleEvent): void {
+    this.#adopt(event.response, true);
     this.#emitUsage();
-    if (type === 'response.failed') {
-      const info = isRecord(snapshot.error) ? snapshot.error : { message: 'The response failed' };
-      this.#settle('failed', streamApiError(info, snapshot, this.response));
-      return;
-    }
-    const complete = type === 'response.completed';
-    if (complete) this.#finishPendingCalls();
-    this.#settle(complete ? 'completed' : 'incomplete');
-    const finishReason = toFinishReason({ ...this.response, status: complete ? 'completed' : 'incomplete' });
+    if (event.type === 'response.failed') throw this.#record(ApiError.fromStreamError(event.response, this.response));
+    const completed = event.type === 'response.completed';
+    // A truncated turn's calls may hold partial arguments: only a completed one finishes them.
+    if (completed) this.#finishPendingCalls();
+    this.#status = 'completed';
+    const finishReason = toFinishReason({
+      output: this.#output(),
+      incomplete_details: this.#base.incomplete_details,
+      status: completed ? 'completed' : 'incomplete',
+    });
     this.emit('finish', { type: 'finish', finishReason, choice: 0 });
-  }
-
-  /** An `error` event, flat `{code, message}` or nested `{error: {code, message}}`: terminal, an ApiError. */
-  #streamError(e: Json): void {
-    const info = isRecord(e.error) ? e.error : e;
-    this.#settle('failed', streamApiError(info, e, this.response));
-  }
-
-  #settle(status: ResponseStreamStatus, error?: Ai4tsError<ResponseObject>): void {
-    this.#status = status;
-    this.#settled = true;
-    if (!error) return;
-    this.#error = error;
-    this.emit('error', { type: 'error', error });
   }
 
   #emitUsage(): void {
     const raw = this.#base.usage;
     if (isRecord(raw) && typeof raw.input_tokens === 'number') {
-      this.emit('usage', { type: 'usage', usage: toChatUsage(raw as ResponseUsage), raw });
+      this.emit('usage', { type: 'usage', usage: toChatUsage(raw), raw });
     }
   }
 
-  #checkSequence(sequence: number, event: Json): void {
+  #checkSequence(sequence: number, event: unknown): void {
     const last = this.#lastSequence;
     if (last !== undefined && sequence !== last + 1) {
       const regression = sequence <= last;
@@ -370,209 +407,224 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
    * The index an event refers to: its `output_index`, else the item with its `item_id`, else the last item.
    * Undefined for an index that is not a non-negative integer.
    */
-  #indexOf(e: Json): number | undefined {
-    const index = e.output_index;
-    if (typeof index === 'number') return isIndex(index) ? index : undefined;
+  #indexOf(at: ItemAddress): number | undefined {
+    const index = at.output_index;
+    if (index !== undefined) return isIndex(index) ? index : undefined;
     let last = 0;
-    for (const [at, item] of this.#items) {
-      if (item.id === e.item_id) return at;
-      last = Math.max(last, at);
+    for (const [position, item] of this.#items) {
+      if (item.id === at.item_id) return position;
+      last = Math.max(last, position);
     }
     return last;
   }
 
-  /**
-   * The item an event refers to, created on the fly when the stream skipped its `output_item.added`
-   * (so nothing is lost). Undefined when the slot holds an item of another type.
-   */
-  #item<T extends OutputItem['type']>(e: Json, type: T): Extract<OutputItem, { type: T }> | undefined {
-    const index = this.#indexOf(e);
-    if (index === undefined) return undefined;
+  /** The item at `index`, created as `type` when the stream skipped its `output_item.added` (so nothing is lost). */
+  #itemAt(index: number, type: PlaceholderType, at: ItemAddress): OutputItem {
     let item = this.#items.get(index);
     if (!item) {
-      item = placeholder(type, typeof e.item_id === 'string' ? e.item_id : '');
+      item = placeholder(type, typeof at.item_id === 'string' ? at.item_id : '');
       this.#setItem(index, item);
       if (item.type === 'function_call') this.#startCall(index, item);
     }
-    return item.type === type ? (item as Extract<OutputItem, { type: T }>) : undefined;
+    return item;
   }
 
-  #outputItem(done: boolean, e: Json): boolean {
-    if (!isRecord(e.item) || typeof e.item.type !== 'string') return false;
-    const index = this.#indexOf(e);
+  #outputItem(event: OutputItemEvent): boolean {
+    if (!isRecord(event.item)) return false;
+    const index = this.#indexOf(event);
     if (index === undefined) return false;
     const built = this.#items.get(index);
-    const item = built ? mergeItem(built, e.item) : copyItem(e.item as OutputItem);
+    const item = built ? mergeRecord(built, event.item) : copyRecord(event.item);
+    if (!isOutputItem(item)) return false;
     this.#setItem(index, item);
     if (built) this.#resyncIfChanged(built, item);
     if (item.type !== 'function_call') return true;
     if (!this.#calls.has(index)) this.#startCall(index, item);
-    if (done && item.status !== 'incomplete') this.#finishCall(index, item);
+    if (event.type === 'response.output_item.done' && item.status !== 'incomplete') this.#finishCall(index, item);
     return true;
   }
 
-  #contentPart(e: Json): boolean {
-    if (!isRecord(e.part) || !isIndex(e.content_index)) return false;
-    const index = this.#indexOf(e);
+  /** `content_part.added` / `.done`: a message part, or a raw reasoning text part of a reasoning item. */
+  #contentPart(event: ContentPartEvent): boolean {
+    const at = event.content_index;
+    if (!isRecord(event.part) || !isIndex(at)) return false;
+    const index = this.#indexOf(event);
     if (index === undefined) return false;
-    const item = this.#items.get(index) ?? this.#item(e, e.part.type === 'reasoning_text' ? 'reasoning' : 'message');
-    if (!item) return false;
-    if (item.type === 'reasoning' && !item.content) item.content = [];
-    const list = item.type === 'message' || item.type === 'reasoning' ? item.content : undefined;
-    if (!list || !isSlot(list, e.content_index)) return false;
-    const built = list[e.content_index] as Json | undefined;
-    const part = built ? mergeRecord(built, e.part) : copyPart(e.part);
-    list[e.content_index] = part as never;
+    const item = this.#itemAt(index, event.part.type === 'reasoning_text' ? 'reasoning' : 'message', event);
+    let built: Json | undefined;
+    let part: Json;
+    if (item.type === 'message' && isSlot(item.content, at)) {
+      built = item.content[at];
+      part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
+      if (!isMessagePart(part)) return false;
+      item.content[at] = part;
+    } else if (item.type === 'reasoning' && isSlot(item.content ?? [], at)) {
+      item.content ??= [];
+      built = item.content[at];
+      part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
+      if (!isReasoningTextPart(part)) return false;
+      item.content[at] = part;
+    } else return false;
     if (built) this.#resyncIfChanged(built, part);
     return true;
   }
 
-  #textDelta(e: Json): boolean {
-    const part = typeof e.delta === 'string' ? this.#messagePart(e, 'output_text') : undefined;
-    if (!part) return false;
-    const delta = e.delta as string;
-    part.text += delta;
-    this.#text += delta;
-    if (this.listenerCount('content') > 0) {
-      this.emit('content', { type: 'content', delta, snapshot: this.#text, choice: 0 });
-    }
+  #summaryPart(event: ReasoningSummaryPartEvent): boolean {
+    const at = event.summary_index;
+    const index = this.#indexOf(event);
+    if (!isRecord(event.part) || !isIndex(at) || index === undefined) return false;
+    const item = this.#itemAt(index, 'reasoning', event);
+    if (item.type !== 'reasoning' || !isSlot(item.summary, at)) return false;
+    const built = item.summary[at];
+    const part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
+    if (!isSummaryPart(part)) return false;
+    item.summary[at] = part;
+    if (built) this.#resyncIfChanged(built, part);
     return true;
   }
 
-  #textDone(e: Json): boolean {
-    const part = typeof e.text === 'string' ? this.#messagePart(e, 'output_text') : undefined;
-    if (!part) return false;
-    const text = final(part.text, e.text as string);
-    if (part.text !== text) {
-      part.text = text;
-      this.#resync();
-    }
-    return true;
-  }
-
-  #annotation(e: Json): boolean {
-    const part = isRecord(e.annotation) ? this.#messagePart(e, 'output_text') : undefined;
-    if (!part) return false;
-    const at = e.annotation_index ?? part.annotations.length;
+  #annotation(event: { annotation?: unknown; annotation_index?: unknown } & TextAddress): boolean {
+    const slot = isRecord(event.annotation) ? this.#slot('output_text', event) : undefined;
+    const part = slot?.holder;
+    if (!part || !Array.isArray(part.annotations) || !isRecord(event.annotation)) return false;
+    const at = event.annotation_index ?? part.annotations.length;
     if (!isIndex(at) || !isSlot(part.annotations, at)) return false;
-    part.annotations[at] = { ...(e.annotation as Annotation) };
+    part.annotations[at] = { ...event.annotation };
     return true;
   }
 
-  #refusal(done: boolean, e: Json): boolean {
-    const value = done ? e.refusal : e.delta;
-    const part = typeof value === 'string' ? this.#messagePart(e, 'refusal') : undefined;
-    if (!part) return false;
-    part.refusal = done ? final(part.refusal, value as string) : part.refusal + value;
-    return true;
-  }
+  // --- text slots --------------------------------------------------------------------------------------------
 
   /**
-   * The message content part an event refers to, created when the stream skipped `content_part.added`.
-   * Undefined when that slot holds a part of another type.
+   * One handler for every delta / done pair: a delta appends to its slot and emits the normalized event of its
+   * kind; a `.done` value settles the slot (never erasing it) and, for function arguments, finishes the call.
    */
-  #messagePart<T extends MessageContentPart['type']>(
-    e: Json,
-    type: T,
-  ): Extract<MessageContentPart, { type: T }> | undefined {
-    if (!isIndex(e.content_index)) return undefined;
-    const message = this.#item(e, 'message');
-    if (!message || !isSlot(message.content, e.content_index)) return undefined;
-    let part = message.content[e.content_index];
-    if (!part) {
-      part = type === 'output_text' ? { type: 'output_text', text: '', annotations: [] } : { type: 'refusal', refusal: '' };
-      message.content[e.content_index] = part;
-    }
-    return part.type === type ? (part as Extract<MessageContentPart, { type: T }>) : undefined;
-  }
-
-  #summaryPart(e: Json): boolean {
-    if (!isRecord(e.part) || !isIndex(e.summary_index)) return false;
-    const item = this.#item(e, 'reasoning');
-    if (!item || !isSlot(item.summary, e.summary_index)) return false;
-    const built = item.summary[e.summary_index];
-    const part = built ? mergeRecord(built as never, e.part) : copyPart(e.part);
-    item.summary[e.summary_index] = part as never;
-    if (built) this.#resyncIfChanged(built, part);
-    return true;
-  }
-
-  #summaryText(done: boolean, e: Json): boolean {
-    const value = done ? e.text : e.delta;
-    if (typeof value !== 'string' || !isIndex(e.summary_index)) return false;
-    const item = this.#item(e, 'reasoning');
-    if (!item || !isSlot(item.summary, e.summary_index)) return false;
-    let part = item.summary[e.summary_index];
-    if (!part) {
-      part = { type: 'summary_text', text: '' };
-      item.summary[e.summary_index] = part;
-    }
+  #textEvent(kind: TextKind, event: TextAddress, value: unknown, done: boolean): boolean {
+    if (typeof value !== 'string') return false;
+    const slot = this.#slot(kind, event);
+    if (!slot) return false;
+    const { holder, field, item } = slot;
+    const built = typeof holder[field] === 'string' ? holder[field] : '';
     if (done) {
-      const text = final(part.text, value);
-      if (part.text !== text) {
-        part.text = text;
-        this.#resync();
+      const text = doneText(built, value);
+      holder[field] = text;
+      if (text !== built && (kind === 'output_text' || kind === 'summary')) this.#resync();
+      if (item.type === 'function_call') {
+        const name = 'name' in event ? event.name : undefined;
+        if (!item.name && typeof name === 'string') item.name = name;
+        this.#finishCall(slot.index, item);
       }
       return true;
     }
-    part.text += value;
-    const key = `${this.#indexOf(e)}:${e.summary_index}`;
-    if (key !== this.#summaryKey && this.#summary !== '') this.#summary += '\n\n';
-    this.#summaryKey = key;
-    this.#summary += value;
-    if (this.listenerCount('reasoning') > 0) {
-      this.emit('reasoning', { type: 'reasoning', delta: value, snapshot: this.#summary, choice: 0 });
-    }
+    holder[field] = built + value;
+    this.#streamed(kind, slot, event, value);
     return true;
   }
 
-  #reasoningTextEvent(done: boolean, e: Json): boolean {
-    const value = done ? e.text : e.delta;
-    if (typeof value !== 'string' || !isIndex(e.content_index)) return false;
-    const item = this.#item(e, 'reasoning');
-    if (!item) return false;
-    if (!item.content) item.content = [];
-    const content = item.content;
-    if (!isSlot(content, e.content_index)) return false;
-    let part = content[e.content_index];
-    if (!part) {
-      part = { type: 'reasoning_text', text: '' };
-      content[e.content_index] = part;
+  /** Emits the normalized event of a delta. Objects are only built when someone listens (the hot path). */
+  #streamed(kind: TextKind, slot: TextSlot, event: TextAddress, delta: string): void {
+    switch (kind) {
+      case 'output_text':
+        this.#text += delta;
+        if (this.listenerCount('content') > 0) {
+          this.emit('content', { type: 'content', delta, snapshot: this.#text, choice: 0 });
+        }
+        return;
+      case 'summary': {
+        const key = `${slot.index}:${event.summary_index}`;
+        if (key !== this.#summaryKey && this.#summary !== '') this.#summary += '\n\n';
+        this.#summaryKey = key;
+        this.#summary += delta;
+        if (this.listenerCount('reasoning') > 0) {
+          this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#summary, choice: 0 });
+        }
+        return;
+      }
+      case 'reasoning_text':
+        this.#reasoningText += delta;
+        if (this.listenerCount('reasoning') > 0) {
+          this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#reasoningText, choice: 0 });
+        }
+        return;
+      case 'arguments': {
+        const call = this.#calls.get(slot.index);
+        if (call && slot.item.type === 'function_call' && this.listenerCount('tool_call.delta') > 0) {
+          const id = slot.item.call_id;
+          this.emit('tool_call.delta', { type: 'tool_call.delta', index: call.index, id, delta, choice: 0 });
+        }
+        return;
+      }
+      default:
+        return;
     }
-    if (done) {
-      part.text = final(part.text, value);
+  }
+
+  /**
+   * Where a text kind lives for an event: the part, summary part or item, created when the stream skipped its
+   * `.added` events (built-in tool fields excepted: their item must exist). Undefined for a bad index or a slot
+   * holding something of another type.
+   */
+  #slot(kind: TextKind, event: TextAddress): (TextSlot) | undefined {
+    const index = this.#indexOf(event);
+    if (index === undefined) return undefined;
+    switch (kind) {
+      case 'output_text':
+      case 'refusal': {
+        const at = event.content_index;
+        const item = isIndex(at) ? this.#itemAt(index, 'message', event) : undefined;
+        if (!isIndex(at) || item?.type !== 'message' || !isSlot(item.content, at)) return undefined;
+        let part = item.content[at];
+        if (!part) {
+          part = kind === 'output_text' ? { type: kind, text: '', annotations: [] } : { type: kind, refusal: '' };
+          item.content[at] = part;
+        }
+        if (part.type !== kind) return undefined;
+        return { holder: part, field: kind === 'output_text' ? 'text' : 'refusal', item, index };
+      }
+      case 'summary':
+      case 'reasoning_text': {
+        const at = kind === 'summary' ? event.summary_index : event.content_index;
+        const item = isIndex(at) ? this.#itemAt(index, 'reasoning', event) : undefined;
+        if (!isIndex(at) || item?.type !== 'reasoning') return undefined;
+        if (kind === 'summary') {
+          if (!isSlot(item.summary, at)) return undefined;
+          item.summary[at] ??= { type: 'summary_text', text: '' };
+          return { holder: item.summary[at], field: 'text', item, index };
+        }
+        item.content ??= [];
+        if (!isSlot(item.content, at)) return undefined;
+        item.content[at] ??= { type: 'reasoning_text', text: '' };
+        return { holder: item.content[at], field: 'text', item, index };
+      }
+      case 'arguments':
+      case 'input': {
+        const item = this.#itemAt(index, kind === 'arguments' ? 'function_call' : 'custom_tool_call', event);
+        const expected = kind === 'arguments' ? 'function_call' : 'custom_tool_call';
+        return item.type === expected ? { holder: item, field: kind, item, index } : undefined;
+      }
+      case 'code':
+      case 'mcp_arguments': {
+        const item = this.#items.get(index);
+        return item && { holder: item, field: kind === 'code' ? 'code' : 'arguments', item, index };
+      }
+    }
+  }
+
+  /** Built-in tool progress: the suffix is the item's new status; code and MCP argument deltas build their field. */
+  #builtIn(event: BuiltInToolCallEvent): boolean {
+    const read = builtInStep(event.type);
+    const index = this.#indexOf(event);
+    const item = read && index !== undefined ? this.#items.get(index) : undefined;
+    if (!read || !item) return false;
+    if (read.field === undefined) {
+      if (read.step !== 'partial_image') item.status = read.step;
       return true;
     }
-    part.text += value;
-    this.#reasoningText += value;
-    if (this.listenerCount('reasoning') > 0) {
-      this.emit('reasoning', { type: 'reasoning', delta: value, snapshot: this.#reasoningText, choice: 0 });
-    }
-    return true;
+    const done = read.step === 'done';
+    return this.#textEvent(read.field === 'code' ? 'code' : 'mcp_arguments', event, done ? event[read.field] : event.delta, done);
   }
 
-  // --- function and custom tool calls ----------------------------------------------------------------------
-
-  #argumentsDelta(e: Json): boolean {
-    const item = typeof e.delta === 'string' ? this.#item(e, 'function_call') : undefined;
-    if (!item) return false;
-    const delta = e.delta as string;
-    item.arguments += delta;
-    const call = this.#calls.get(this.#indexOf(e) as number);
-    if (call && this.listenerCount('tool_call.delta') > 0) {
-      this.emit('tool_call.delta', { type: 'tool_call.delta', index: call.index, id: item.call_id, delta, choice: 0 });
-    }
-    return true;
-  }
-
-  #argumentsDone(e: Json): boolean {
-    const item = typeof e.arguments === 'string' ? this.#item(e, 'function_call') : undefined;
-    if (!item) return false;
-    item.arguments = final(item.arguments, e.arguments as string);
-    if (!item.name && typeof e.name === 'string') item.name = e.name;
-    this.#finishCall(this.#indexOf(e) as number, item);
-    return true;
-  }
+  // --- function calls ------------------------------------------------------------------------------------------
 
   #startCall(index: number, item: FunctionCallItem): void {
     const call = { index: this.#calls.size, done: false };
@@ -602,37 +654,11 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
 
   /** On `response.completed` every function call is final, including calls first seen in the snapshot. */
   #finishPendingCalls(): void {
-    [...this.#items].sort((a, b) => a[0] - b[0]).forEach(([index, item]) => {
-      if (item.type !== 'function_call') return;
+    for (const [index, item] of [...this.#items].sort((a, b) => a[0] - b[0])) {
+      if (item.type !== 'function_call') continue;
       if (!this.#calls.has(index)) this.#startCall(index, item);
       this.#finishCall(index, item);
-    });
-  }
-
-  #customInput(done: boolean, e: Json): boolean {
-    const value = done ? e.input : e.delta;
-    const item = typeof value === 'string' ? this.#item(e, 'custom_tool_call') : undefined;
-    if (!item) return false;
-    item.input = done ? final(item.input, value as string) : item.input + value;
-    return true;
-  }
-
-  /** Built-in tool progress: the suffix is the item's new status; code and MCP argument deltas build their field. */
-  #builtIn(type: string, e: Json): boolean {
-    const match = BUILT_IN.exec(type);
-    const index = this.#indexOf(e);
-    const item = match && index !== undefined ? (this.#items.get(index) as Json | undefined) : undefined;
-    if (!match || !item) return false;
-    const [, kind, step] = match;
-    const field = kind === 'code_interpreter_call_code' ? 'code' : kind === 'mcp_call_arguments' ? 'arguments' : '';
-    if (field === '') {
-      if (step !== 'partial_image') item.status = step;
-      return true;
     }
-    const value = step === 'done' ? e[field] : e.delta;
-    if (typeof value !== 'string') return false;
-    item[field] = step === 'done' ? value : (typeof item[field] === 'string' ? item[field] : '') + value;
-    return true;
   }
 
   /** After a `.done` event corrected built text, the running snapshots follow the authoritative text. */
@@ -646,101 +672,8 @@ export class ResponseStreamListener extends EventEmitter<ResponseListenerEvents>
   }
 }
 
-function streamApiError(info: Json, body: unknown, partial: ResponseObject): ApiError<ResponseObject> {
-  // The flat error event's own `type` is the event type ('error'), not an error type.
-  const read = readProviderError({ ...info, type: info.type === 'error' ? undefined : info.type });
-  return new ApiError<ResponseObject>(read?.message ?? 'The Responses stream reported an error', {
-    code: read?.code ?? read?.type,
-    type: read?.type,
-    param: read?.param,
-    body,
-    partial,
-  });
-}
-
-function toAi4tsError(error: unknown): Ai4tsError<ResponseObject> {
-  if (error instanceof Ai4tsError) return error as Ai4tsError<ResponseObject>;
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof Error && error.name === 'AbortError') return new AbortError(message, { cause: error });
-  return new ConnectionError(`The stream source failed: ${message}`, { cause: error });
-}
-
-/** How far past the parts built so far an index may point (a skipped part); beyond it the stream is broken. */
-const MAX_INDEX_GAP = 64;
-
-/** A non-negative integer. */
-function isIndex(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-}
-
-/** Whether `index` is near the end of `list`: an absurd index must not make a huge sparse array every read walks. */
-function isSlot(list: readonly unknown[], index: number): boolean {
-  return index <= list.length + MAX_INDEX_GAP;
-}
-
-/** A `.done` event's whole string is authoritative, but an empty one never erases what the deltas built. */
-function final(built: string, done: string): string {
-  return done === '' ? built : done;
-}
-
-/** The text an item or part shows in `outputText` / `reasoningSummary`: to tell whether a correction changed it. */
-function shownText(value: unknown): string {
-  if (!isRecord(value)) return '';
-  if (typeof value.text === 'string') return value.text;
-  const parts = value.type === 'message' ? value.content : value.type === 'reasoning' ? value.summary : undefined;
-  if (!Array.isArray(parts)) return '';
-  let text = '';
-  for (const part of parts) if (isRecord(part) && typeof part.text === 'string') text += `${part.text}\u0000`;
-  return text;
-}
-
-function placeholder(type: OutputItem['type'], id: string): OutputItem {
-  switch (type) {
-    case 'message':
-      return { type, id, role: 'assistant', status: 'in_progress', content: [] };
-    case 'reasoning':
-      return { type, id, summary: [] };
-    case 'function_call':
-      return { type, id, call_id: id, name: '', arguments: '', status: 'in_progress' };
-    case 'custom_tool_call':
-      return { type, id, call_id: id, name: '', input: '' };
-    default:
-      return { type, id };
-  }
-}
-
-/** A copy deep enough that building on it never touches the event it came from (the trace stays replayable). */
-function copyItem(item: OutputItem): OutputItem {
-  const copy = { ...item } as Json;
-  if (Array.isArray(copy.content)) copy.content = copy.content.map(copyPart);
-  if (Array.isArray(copy.summary)) copy.summary = copy.summary.map(copyPart);
-  return copy as OutputItem;
-}
-
-function copyPart(part: unknown): unknown {
-  if (!isRecord(part)) return part;
-  return Array.isArray(part.annotations) ? { ...part, annotations: [...part.annotations] } : { ...part };
-}
-
-/**
- * An authoritative record over a built one: its fields win, except that it never erases. A field it lacks, sets
- * to null or to an empty string keeps a built value, and a shorter array keeps the built array.
- */
-function mergeRecord(built: Json, next: Json): Json {
-  const merged: Json = { ...built };
-  for (const [key, value] of Object.entries(next)) {
-    const prev = built[key];
-    const erases =
-      value === undefined ||
-      value === null ||
-      value === '' ||
-      (Array.isArray(value) && Array.isArray(prev) && value.length < prev.length);
-    if (erases && prev !== undefined && prev !== null && prev !== '') continue;
-    merged[key] = Array.isArray(value) ? value.map(copyPart) : value;
-  }
-  return merged;
-}
-
-function mergeItem(built: OutputItem, next: Json): OutputItem {
-  return mergeRecord(built as Json, next) as OutputItem;
+/** Where a text event points: its item, and the part within it. */
+interface TextAddress extends ItemAddress {
+  content_index?: unknown;
+  summary_index?: unknown;
 }

@@ -2,54 +2,75 @@
  * The tool loop over the Responses API: a {@link ToolLoopAdapter} whose transcript is the growing list of input
  * items. With `store` not false each step continues by `previous_response_id` and sends only the new
  * `function_call_output` items; with `store: false` it resends the whole input (output items, reasoning included,
- * exactly as produced).
+ * exactly as received).
  */
 import {
-  type NormalizedEvent,
+  type LoopFields,
   runToolLoop,
+  STREAM_EVENT_NAMES,
   streamToolLoop,
+  type Tool,
   type ToolLoopAdapter,
-  type ToolLoopOptions,
+  type ToolLoopEvent,
   type ToolLoopResult,
   type ToolLoopStream,
-  toResponsesTool,
   type Transport,
 } from '@ai4ts/core';
+import { loopOptionsOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { ResponseStreamListener } from './listener.js';
-import { type ResponseCreateRequest, streamResponse } from './service.js';
-import type { FunctionCallItem, ResponseObject } from './types.js';
-
-/** One Responses input item: a transcript entry of the loop. */
-export type ResponseInputItem = Record<string, unknown>;
-
-/** The normalized events a step forwards to a streamed loop (the per-turn `finish` is the engine's to report). */
-const FORWARDED = ['content', 'reasoning', 'tool_call.start', 'tool_call.delta', 'tool_call.done', 'usage'] as const;
+import { toRequestBody } from './request.js';
+import { type ResponseRequestOptions, streamBody } from './stream.js';
+import type {
+  FunctionCallItem,
+  ResponseCreateRequest,
+  ResponseInputItem,
+  ResponseObject,
+  ResponseTool,
+} from './types.js';
 
 /**
- * A tool-loop adapter for the Responses API over `transport`. It remembers the last response of its loop, so make
- * one per loop. `options.tools` are sent as wire tools when the request has no `tools` of its own.
+ * A Responses request that runs the tool loop: `tools` may hold `defineTool` tools beside wire tools, and the loop
+ * fields (`maxSteps`, `passThroughToolCalls`, `concurrency`, `onStepFinish`, `onToolCall`, `prepareStep`)
+ * configure the loop. Neither the loop fields nor an empty `tools` reach the wire.
+ */
+export type ResponseLoopRequest = Omit<ResponseCreateRequest, 'tools'> & {
+  tools?: readonly (Tool | ResponseTool)[];
+} & LoopFields<ResponseCreateRequest, ResponseObject>;
+
+/** The outcome of a Responses tool loop; `messages` is the input item list to send back to continue. */
+export type ResponsesToolLoopResult = ToolLoopResult<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
+/** A running Responses tool loop (see core's `ToolLoopStream`). */
+export type ResponsesToolLoopStream = ToolLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
+/** One step-tagged event of a streamed Responses tool loop. */
+export type ResponsesToolLoopEvent = ToolLoopEvent<ResponseLoopRequest, ResponseObject>;
+
+/** The normalized events a step forwards to a streamed loop (the per-turn `finish` is the engine's to report). */
+const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
+
+/**
+ * A tool-loop adapter for the Responses API over `transport`; `requestOptions` (headers, timeouts, `extraBody`)
+ * apply to every step. It remembers the last response of its loop, so make one per loop.
  */
 export function responsesToolLoopAdapter(
   transport: Transport,
-  options: Pick<ToolLoopOptions, 'tools'> = {},
-): ToolLoopAdapter<ResponseCreateRequest, ResponseObject, ResponseInputItem> {
+  requestOptions: ResponseRequestOptions = {},
+): ToolLoopAdapter<ResponseLoopRequest, ResponseObject, ResponseInputItem> {
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
   return {
-    async send(request, { signal, emit }) {
+    send(request, { signal, emit }) {
       const input = toItems(request.input);
-      const body: ResponseCreateRequest = { ...request, input };
-      if (body.tools === undefined && options.tools?.length) body.tools = options.tools.map(toWire);
+      const step = { ...request, input };
       if (request.store !== false && previous !== undefined && input.length >= previous.known) {
-        body.input = input.slice(previous.known);
-        body.previous_response_id = previous.id;
+        step.input = input.slice(previous.known);
+        step.previous_response_id = previous.id;
       }
-      const listener = new ResponseStreamListener();
-      if (emit) for (const name of FORWARDED) listener.on(name, (event: NormalizedEvent) => emit(event));
-      const response = await streamResponse(transport, body, { signal, listener });
-      previous = { id: response.id, known: input.length + response.output.length };
-      return response;
+      const handle = streamBody(transport, toRequestBody(step), { ...requestOptions, signal });
+      if (emit) for (const name of FORWARDED) handle.on(name, emit);
+      return handle.final().then((response) => {
+        previous = { id: response.id, known: input.length + response.output.length };
+        return response;
+      });
     },
     readTurn(response) {
       const calls = response.output.filter((item): item is FunctionCallItem => item.type === 'function_call');
@@ -62,7 +83,8 @@ export function responsesToolLoopAdapter(
     },
     getMessages: (request) => toItems(request.input),
     withMessages: (request, messages) => ({ ...request, input: messages }),
-    assistantMessages: (response) => response.output.map((item) => ({ ...item }) as ResponseInputItem),
+    // Every field as received (reasoning's encrypted_content, a call's unknown fields): the API wants them back.
+    assistantMessages: (response) => response.output.map((item) => ({ ...item })),
     toolMessages: (results) =>
       results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
@@ -70,24 +92,28 @@ export function responsesToolLoopAdapter(
 }
 
 /**
- * Runs the tool loop over the Responses API and resolves to its result; `messages` is the input item list to send
- * back to continue. Rejects with a typed error whose `partial` is a `ToolLoopPartial`.
+ * Runs the tool loop over the Responses API and resolves to its result. Its settings come from the request (the
+ * `defineTool` tools in `tools`, the loop fields); `options` apply to every step and `options.signal` aborts the
+ * loop. Rejects with a typed error whose `partial` is a `ToolLoopPartial` (AbortError on abort).
  */
 export function runResponsesToolLoop(
   transport: Transport,
-  request: ResponseCreateRequest,
-  options: ToolLoopOptions<ResponseCreateRequest, ResponseObject> = {},
-): Promise<ToolLoopResult<ResponseCreateRequest, ResponseObject, ResponseInputItem>> {
-  return runToolLoop(responsesToolLoopAdapter(transport, options), request, options);
+  request: ResponseLoopRequest,
+  options: ResponseRequestOptions = {},
+): Promise<ResponsesToolLoopResult> {
+  return runToolLoop(responsesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
 }
 
-/** Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its step. */
+/**
+ * Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its
+ * step; settings and options as for {@link runResponsesToolLoop}.
+ */
 export function streamResponsesToolLoop(
   transport: Transport,
-  request: ResponseCreateRequest,
-  options: ToolLoopOptions<ResponseCreateRequest, ResponseObject> = {},
-): ToolLoopStream<ResponseCreateRequest, ResponseObject, ResponseInputItem> {
-  return streamToolLoop(responsesToolLoopAdapter(transport, options), request, options);
+  request: ResponseLoopRequest,
+  options: ResponseRequestOptions = {},
+): ResponsesToolLoopStream {
+  return streamToolLoop(responsesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
 }
 
 /** The request's input as items: a string input is one user message. */
@@ -95,8 +121,4 @@ function toItems(input: ResponseCreateRequest['input']): ResponseInputItem[] {
   if (input === undefined) return [];
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
   return [...input];
-}
-
-function toWire(tool: Parameters<typeof toResponsesTool>[0]): Record<string, unknown> {
-  return { ...toResponsesTool(tool) };
 }

@@ -27,13 +27,24 @@ export function eventsFromJsonl(text: string): unknown[] {
 
 /**
  * Pushes recorded events through a listener and ends it; the listener then holds the same final state as the
- * one that recorded them (`response`, `status`, `error` with its `partial`, ...).
+ * one that recorded them (`response`, `status`, `error` with its `partial`, ...). Never throws: a failure of the
+ * recorded stream is the listener's `error`.
  */
 export function replayEvents(
   events: Iterable<unknown>,
   listener: ResponseStreamListener = new ResponseStreamListener(),
 ): ResponseStreamListener {
-  for (const event of events) listener.push(event);
-  listener.end();
+  for (const event of events) {
+    try {
+      listener.push(event);
+    } catch {
+      // Recorded as the listener's error; later events only join the trace, as they did when recorded.
+    }
+  }
+  try {
+    listener.end();
+  } catch {
+    // The same: `listener.error` holds it.
+  }
   return listener;
 }

@@ -3,6 +3,7 @@
  * streaming events. Only the fields ai4ts relies on are spelled out; everything else passes through untouched
  * (every object keeps an index signature), so a newer API field is never lost.
  */
+import type { ResponsesTool } from '@ai4ts/core';
 
 /** A response's lifecycle status as the API reports it. */
 export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
@@ -76,12 +77,14 @@ export interface CustomToolCallItem {
 export interface ReasoningSummaryPart {
   type: 'summary_text';
   text: string;
+  [key: string]: unknown;
 }
 
 /** Raw reasoning text (models that expose it). */
 export interface ReasoningTextPart {
   type: 'reasoning_text';
   text: string;
+  [key: string]: unknown;
 }
 
 /** The model's reasoning: a summary in parts, and for some models the raw text. */
@@ -127,23 +130,68 @@ export interface ResponseErrorInfo {
   [key: string]: unknown;
 }
 
-/**
- * A response object. `output_text` is added by ai4ts (as by openai-node): all `output_text` parts of all
- * messages, in order.
- */
-export interface ResponseObject {
+/** A response object as the server sends it (in lifecycle events, or from `GET /responses/{id}`). */
+export interface ResponseSnapshot {
   id: string;
   object: 'response';
   created_at?: number;
   model: string;
   status: ResponseStatus;
   output: OutputItem[];
-  output_text: string;
   usage?: ResponseUsage | null;
   error?: ResponseErrorInfo | null;
   incomplete_details?: { reason?: string; [key: string]: unknown } | null;
   previous_response_id?: string | null;
   [key: string]: unknown;
+}
+
+/**
+ * A response object as ai4ts returns it: the server's, plus `output_text` (as openai-node adds it): all
+ * `output_text` parts of all messages, in order.
+ */
+export interface ResponseObject extends ResponseSnapshot {
+  output_text: string;
+}
+
+/** One Responses input item (a message, a `function_call_output`, an output item sent back, ...). */
+export type ResponseInputItem = Record<string, unknown>;
+
+/** A tool as the wire takes it: a function tool (see core's `toResponsesTool`) or a built-in one (`web_search`, ...). */
+export type ResponseTool = ResponsesTool | { type: string; [key: string]: unknown };
+
+/**
+ * A `POST /responses` body, the API's documented fields. A field this type does not know goes in the request
+ * options' `extraBody`. `tools` holds wire tools only (a `defineTool` tool belongs to the tool loop's request).
+ */
+export interface ResponseCreateRequest {
+  model: string;
+  input?: string | ResponseInputItem[];
+  instructions?: string;
+  tools?: ResponseTool[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  max_tool_calls?: number;
+  previous_response_id?: string;
+  conversation?: unknown;
+  store?: boolean;
+  /** Runs the response in the background; its stream can be resumed with `ResponsesService.resume`. */
+  background?: boolean;
+  max_output_tokens?: number;
+  reasoning?: { effort?: string; summary?: string; [key: string]: unknown };
+  text?: Record<string, unknown>;
+  include?: string[];
+  metadata?: Record<string, string>;
+  temperature?: number;
+  top_p?: number;
+  top_logprobs?: number;
+  truncation?: string;
+  service_tier?: string;
+  prompt?: Record<string, unknown>;
+  prompt_cache_key?: string;
+  safety_identifier?: string;
+  user?: string;
+  stream?: boolean;
+  stream_options?: Record<string, unknown>;
 }
 
 /** Fields every streaming event carries. */
@@ -167,7 +215,7 @@ export interface ResponseLifecycleEvent extends EventBase {
     | 'response.failed'
     | 'response.incomplete';
   /** The response as the server sent it (without the `output_text` ai4ts adds). */
-  response: Omit<ResponseObject, 'output_text'>;
+  response: ResponseSnapshot;
 }
 
 export interface OutputItemEvent extends EventBase {

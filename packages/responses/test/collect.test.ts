@@ -157,12 +157,12 @@ describe('collectResponse', () => {
     expect((plain as ConnectionError<{ output_text: string }>).partial?.output_text).toBe('received');
   });
 
-  it('keeps events after the terminal one, [DONE] and garbage included, and still resolves', async () => {
+  it('stops reading at the terminal event: a [DONE] and garbage after it are never read', async () => {
     const listener = new ResponseStreamListener();
     const sse = `${toSse(textScript().events)}data: [DONE]\n\ndata: not json\n\n`;
     const response = await collectResponse(sse, { listener });
     expect(response.output_text).toBe(TEXT);
-    expect(listener.events.slice(-2)).toEqual(['[DONE]', 'not json']);
+    expect(listener.events).toHaveLength(textScript().events.length);
   });
 
   it('a source that breaks after the terminal event does not undo the success', async () => {
@@ -219,6 +219,90 @@ describe('collectResponse properties', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+/** The outcome of a collect, comparable across source forms: the response, or the error's class, message and partial. */
+async function outcomeOf(promise: Promise<ResponseObject>): Promise<unknown> {
+  return promise.then(
+    (response) => ({ response }),
+    (error: ApiError<ResponseObject>) => ({ error: error.name, message: error.message, partial: error.partial }),
+  );
+}
+
+/** `text` cut at the given code-point positions. */
+function cutText(text: string, cuts: number[]): string[] {
+  const points = Array.from(text);
+  const at = [0, ...cuts.filter((c) => c < points.length).sort((a, b) => a - b), points.length];
+  return at.slice(1).map((end, i) => points.slice(at[i], end).join(''));
+}
+
+async function* iterate<T>(items: T[]): AsyncGenerator<T> {
+  for (const item of items) yield item;
+}
+
+function readable<T>(items: T[]): ReadableStream<T> {
+  let i = 0;
+  return new ReadableStream<T>({
+    pull(controller) {
+      const item = items[i++];
+      if (item === undefined) controller.close();
+      else controller.enqueue(item);
+    },
+  });
+}
+
+describe('collectResponse: every source form gives the same outcome', () => {
+  const encoder = new TextEncoder();
+  const streams = {
+    text: toSse(textScript().events),
+    'tool calls': toSse(parallelCallsScript().events),
+    cut: toSse(parallelCallsScript().events.slice(0, 9)),
+    'error first': toSse([{ type: 'error', code: 'server_error', message: 'Upstream died' }]),
+    'error after output': toSse(
+      new Script().start().message(0, 'msg_1', ['so far']).add('error', { error: { code: 'x', message: 'gone' } }).events,
+    ),
+    failed: toSse(
+      new Script()
+        .start()
+        .add('response.failed', { response: baseResponse({ status: 'failed', error: { code: 'server_error', message: 'no' } }) })
+        .events,
+    ),
+    'not JSON': `${toSse(new Script().start().message(0, 'msg_1', ['é']).events)}data: {oops\n\n`,
+    empty: '',
+  };
+
+  it('whole string, web streams of bytes and text, async iterables and a Response, for any chunking', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...Object.keys(streams)),
+        fc.uniqueArray(fc.integer({ min: 1, max: 4000 }), { maxLength: 30 }),
+        async (name, cuts) => {
+          const text = streams[name as keyof typeof streams];
+          const expected = await outcomeOf(collectResponse(text));
+          const pieces = cutText(text, cuts);
+          const bytes = pieces.map((piece) => encoder.encode(piece));
+          const forms = [
+            readable(bytes),
+            readable(pieces),
+            iterate(bytes),
+            iterate(pieces),
+            new Response(readable(bytes), { headers: { 'content-type': 'text/event-stream' } }),
+          ];
+          for (const form of forms) expect(await outcomeOf(collectResponse(form))).toEqual(expected);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
+  it('a stream whose first event is an error gives the ApiError with the same partial in every form', async () => {
+    const outcome = await outcomeOf(collectResponse(streams['error first']));
+    expect(outcome).toEqual({
+      error: 'ApiError',
+      message: 'Upstream died',
+      partial: { id: '', object: 'response', model: '', status: 'in_progress', output: [], output_text: '' },
+    });
   });
 });
 

@@ -1,5 +1,10 @@
-import { ApiError, StreamIncompleteError } from '@ai4ts/core';
-import { type ResponseObject, ResponseStreamListener, type ResponseStreamWarning } from '@ai4ts/responses';
+import { ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import {
+  type ResponseObject,
+  ResponseStreamListener,
+  type ResponseStreamWarning,
+  replayEvents,
+} from '@ai4ts/responses';
 import { describe, expect, it } from 'vitest';
 import {
   baseResponse,
@@ -12,10 +17,9 @@ import {
   USAGE,
 } from './fixtures.js';
 
+/** Every event pushed and the input ended, whatever fails on the way (the listener keeps the error). */
 function run(events: readonly unknown[], listener = new ResponseStreamListener()): ResponseStreamListener {
-  for (const event of events) listener.push(event);
-  listener.end();
-  return listener;
+  return replayEvents(events, listener);
 }
 
 /** Every event a listener emits, in order, as [name, payload]. */
@@ -230,7 +234,7 @@ describe('ResponseStreamListener: built-in tools', () => {
 });
 
 describe('ResponseStreamListener: terminal semantics', () => {
-  it('response.incomplete for max_output_tokens completes with status incomplete and finish length', () => {
+  it('response.incomplete for max_output_tokens is a completed stream: the response incomplete, finish length', () => {
     const s = new Script().start().message(0, 'msg_1', ['Once upon', ' a time']);
     s.add('response.incomplete', {
       response: baseResponse({
@@ -243,8 +247,9 @@ describe('ResponseStreamListener: terminal semantics', () => {
     const listener = new ResponseStreamListener();
     const seen = record(listener);
     run(s.events, listener);
-    expect(listener.status).toBe('incomplete');
+    expect(listener.status).toBe('completed');
     expect(listener.error).toBeUndefined();
+    expect(listener.end()).toEqual(listener.response);
     expect(listener.response.status).toBe('incomplete');
     expect(listener.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(listener.outputText).toBe('Once upon a time');
@@ -541,5 +546,119 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
     const before = structuredClone(events);
     run(events);
     expect(events).toEqual(before);
+  });
+});
+
+describe('ResponseStreamListener: the listener contract', () => {
+  const sse = (data: unknown) => ({ event: 'message', data: typeof data === 'string' ? data : JSON.stringify(data), id: '' });
+
+  it('status goes pending, streaming, completed; end() returns the response; later input only joins the trace', () => {
+    const listener = new ResponseStreamListener();
+    expect(listener.status).toBe('pending');
+    const events = textScript().events;
+    listener.pushSse(sse(events[0]));
+    expect(listener.status).toBe('streaming');
+    for (const event of events.slice(1)) listener.pushSse(sse(event));
+    expect(listener.status).toBe('completed');
+    const late = { type: 'error', code: 'server_error', message: 'late' };
+    listener.push(late);
+    listener.pushSse(sse('not json'));
+    expect(listener.status).toBe('completed');
+    expect(listener.error).toBeUndefined();
+    expect(listener.events.slice(-2)).toEqual([late, 'not json']);
+    expect(listener.end().output_text).toBe('Paris is the capital of France — café ☕');
+  });
+
+  it('push throws the recorded ApiError of an error event; later pushes are ignored and end() throws it again', () => {
+    const listener = new ResponseStreamListener();
+    const errors: unknown[] = [];
+    listener.on('error', (e) => errors.push(e.error));
+    const s = new Script().start().message(0, 'msg_1', ['so far']);
+    for (const event of s.events) listener.push(event);
+    let thrown: unknown;
+    try {
+      listener.push({ type: 'error', code: 'server_error', message: 'Upstream died' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ApiError);
+    expect(thrown).toBe(listener.error);
+    expect(errors).toEqual([thrown]);
+    expect(listener.status).toBe('failed');
+    expect(listener.error?.partial?.output_text).toBe('so far');
+    expect(() => listener.push({ type: 'response.completed', response: baseResponse({ status: 'completed' }) })).not.toThrow();
+    expect(listener.status).toBe('failed');
+    expect(() => listener.end()).toThrow(thrown as Error);
+    expect(listener.fail(new Error('later'))).toBe(thrown);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('push throws at response.failed with the response error', () => {
+    const listener = new ResponseStreamListener();
+    const failed = { type: 'response.failed', response: baseResponse({ status: 'failed', error: { code: 'x', message: 'no' } }) };
+    expect(() => listener.push(failed)).toThrow(ApiError);
+    expect(listener.error?.message).toBe('no');
+    expect(listener.error?.partial?.status).toBe('failed');
+  });
+
+  it('pushSse throws a recorded ProtocolError for data that is not JSON, with the partial response', () => {
+    const listener = new ResponseStreamListener();
+    for (const event of new Script().start().message(0, 'msg_1', ['kept']).events) listener.pushSse(sse(event));
+    expect(() => listener.pushSse(sse('{"type":'))).toThrow(ProtocolError);
+    expect(listener.status).toBe('failed');
+    expect(listener.error).toBeInstanceOf(ProtocolError);
+    expect((listener.error as ProtocolError).line).toBe('{"type":');
+    expect(listener.error?.partial?.output_text).toBe('kept');
+  });
+
+  it('[DONE], blank data, unknown events, gaps and malformed events never throw and never fail', () => {
+    const listener = new ResponseStreamListener();
+    const s = new Script().start().skip(3).message(0, 'msg_1', ['ok']);
+    for (const event of s.events) listener.pushSse(sse(event));
+    listener.pushSse(sse('[DONE]'));
+    listener.pushSse(sse('  '));
+    listener.push({ type: 'response.future.delta' });
+    listener.push({ type: 'response.output_text.delta', output_index: -1, content_index: 0, delta: 'x' });
+    expect(listener.status).toBe('streaming');
+    expect(() => listener.end()).toThrow(StreamIncompleteError);
+    expect(listener.status).toBe('failed');
+  });
+
+  it('end() without a terminal event records and throws StreamIncompleteError, the empty snapshot as partial', () => {
+    const listener = new ResponseStreamListener();
+    expect(() => listener.end()).toThrow(StreamIncompleteError);
+    expect(listener.status).toBe('failed');
+    expect(listener.error?.partial).toEqual({
+      id: '',
+      object: 'response',
+      model: '',
+      status: 'in_progress',
+      output: [],
+      output_text: '',
+    });
+  });
+
+  it('fail() before anything arrived attaches no partial; after, the response so far; it returns the first error', () => {
+    const early = new ResponseStreamListener();
+    const refused = early.fail(new Error('ECONNREFUSED'));
+    expect(refused).toBeInstanceOf(ConnectionError);
+    expect(refused.partial).toBeUndefined();
+    expect(early.status).toBe('failed');
+
+    const listener = new ResponseStreamListener();
+    for (const event of new Script().start().message(0, 'msg_1', ['half']).events) listener.push(event);
+    const cut = new ConnectionError<ResponseObject>('socket hang up');
+    expect(listener.fail(cut)).toBe(cut);
+    expect(cut.partial?.output_text).toBe('half');
+    expect(listener.fail(new Error('second'))).toBe(cut);
+    expect(() => listener.end()).toThrow(cut);
+  });
+
+  it('fail() after completion records nothing: the stream stays completed', () => {
+    const listener = run(textScript().events);
+    const error = listener.fail(new Error('after the end'));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(listener.status).toBe('completed');
+    expect(listener.error).toBeUndefined();
   });
 });

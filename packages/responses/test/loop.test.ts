@@ -1,7 +1,7 @@
 /** The Responses tool loop against a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defineTool, toResponsesTool, Transport } from '@ai4ts/core';
+import { AbortError, defineTool, toResponsesTool, Transport } from '@ai4ts/core';
 import { runResponsesToolLoop, streamResponsesToolLoop } from '@ai4ts/responses';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -17,10 +17,14 @@ afterEach(async () => {
   }
 });
 
-/** Serves one scripted stream per request, in order, and records every request body. */
-async function serve(scripts: Script[]): Promise<{ transport: Transport; bodies: Json[] }> {
+/** Serves one scripted stream per request, in order, and records every request body and its headers. */
+async function serve(
+  scripts: Script[],
+): Promise<{ transport: Transport; bodies: Json[]; headers: IncomingHttpHeaders[] }> {
   const bodies: Json[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   server = createServer((req, res) => {
+    headers.push(req.headers);
     let text = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => {
@@ -39,7 +43,8 @@ async function serve(scripts: Script[]): Promise<{ transport: Transport; bodies:
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { transport: new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 }), bodies };
+  const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+  return { transport, bodies, headers };
 }
 
 /** A response whose output is the given items, completed under `id`. */
@@ -71,13 +76,15 @@ const getTime = defineTool({
   },
 });
 const tools = [getWeather, getTime];
+/** The tools as the wire carries them (JSON, so `undefined` fields are gone). */
+const wireTools = tools.map((tool) => JSON.parse(JSON.stringify(toResponsesTool(tool))));
 
 describe('runResponsesToolLoop', () => {
   it('runs two parallel calls and continues by previous_response_id with only the new outputs', async () => {
     calls.length = 0;
     const { transport, bodies } = await serve([parallelCallsScript(), answerScript('resp_2', 'Sunny, noon.')]);
-    const request = { model: 'gpt-5', input: 'Weather and time in Paris?' };
-    const result = await runResponsesToolLoop(transport, request, { tools });
+    const request = { model: 'gpt-5', input: 'Weather and time in Paris?', tools };
+    const result = await runResponsesToolLoop(transport, request);
 
     expect(calls.sort()).toEqual(['time:Europe/Paris', 'weather:Paris']);
     expect(bodies).toHaveLength(2);
@@ -88,10 +95,17 @@ describe('runResponsesToolLoop', () => {
         { type: 'function_call_output', call_id: 'call_time', output: '12:00 Europe/Paris' },
       ],
       previous_response_id: 'resp_1',
-      tools: tools.map((tool) => JSON.parse(JSON.stringify(toResponsesTool(tool)))),
+      tools: wireTools,
       stream: true,
     });
-    expect(request).toEqual({ model: 'gpt-5', input: 'Weather and time in Paris?' });
+    expect(bodies[0]).toEqual({
+      model: 'gpt-5',
+      // The transcript's items: a string input is one user message.
+      input: [{ type: 'message', role: 'user', content: 'Weather and time in Paris?' }],
+      tools: wireTools,
+      stream: true,
+    });
+    expect(request).toEqual({ model: 'gpt-5', input: 'Weather and time in Paris?', tools });
     expect(result.text).toBe('Sunny, noon.');
     expect(result.finishReason).toBe('stop');
     expect(result.steps.map((step) => step.finishReason)).toEqual(['tool_calls', 'stop']);
@@ -114,7 +128,7 @@ describe('runResponsesToolLoop', () => {
     const call = functionCallItem('fc_1', 'call_1', 'get_time', '{"tz":"UTC"}');
     const { transport, bodies } = await serve([outputScript('resp_1', [reasoning, call]), answerScript('resp_2', 'Noon.')]);
     const input = [{ type: 'message', role: 'user', content: 'Time?' }];
-    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input, store: false, tools: [] }, { tools });
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input, store: false, tools });
 
     const expectedInput = [
       ...input,
@@ -122,7 +136,7 @@ describe('runResponsesToolLoop', () => {
       call,
       { type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' },
     ];
-    expect(bodies[1]).toEqual({ model: 'gpt-5', input: expectedInput, store: false, tools: [], stream: true });
+    expect(bodies[1]).toEqual({ model: 'gpt-5', input: expectedInput, store: false, tools: wireTools, stream: true });
     expect(result.messages).toEqual([...expectedInput, messageItem('msg_9', 'Noon.')]);
   });
 
@@ -133,7 +147,7 @@ describe('runResponsesToolLoop', () => {
       functionCallItem('fc_2', 'call_b', 'get_time', '{"tz":5}'),
     ];
     const { transport, bodies } = await serve([outputScript('resp_1', bad), answerScript('resp_2', 'Sorry.')]);
-    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?' }, { tools });
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools });
 
     expect(calls).toEqual([]);
     const outputs = bodies[1]?.input as Json[];
@@ -146,7 +160,7 @@ describe('runResponsesToolLoop', () => {
   it('stops after maxSteps requests with the last calls unexecuted', async () => {
     calls.length = 0;
     const { transport, bodies } = await serve([parallelCallsScript()]);
-    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi' }, { tools, maxSteps: 1 });
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi', tools, maxSteps: 1 });
     expect(bodies).toHaveLength(1);
     expect(calls).toEqual([]);
     expect(result.finishReason).toBe('max_steps');
@@ -156,11 +170,12 @@ describe('runResponsesToolLoop', () => {
   it('passthrough returns the calls untouched', async () => {
     calls.length = 0;
     const { transport, bodies } = await serve([parallelCallsScript()]);
-    const result = await runResponsesToolLoop(
-      transport,
-      { model: 'gpt-5', input: 'Hi' },
-      { tools, passThroughToolCalls: true },
-    );
+    const result = await runResponsesToolLoop(transport, {
+      model: 'gpt-5',
+      input: 'Hi',
+      tools,
+      passThroughToolCalls: true,
+    });
     expect(bodies).toHaveLength(1);
     expect(calls).toEqual([]);
     expect(result.finishReason).toBe('tool_calls');
@@ -174,7 +189,7 @@ describe('runResponsesToolLoop', () => {
 describe('streamResponsesToolLoop', () => {
   it('yields step-tagged events across steps and sums usage', async () => {
     const { transport } = await serve([parallelCallsScript(), answerScript('resp_2', 'Done.')]);
-    const stream = streamResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi' }, { tools });
+    const stream = streamResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi', tools });
     const seen: string[] = [];
     for await (const event of stream) seen.push(`${event.step}:${event.type}`);
     expect(seen[0]).toBe('1:step.start');
@@ -186,5 +201,140 @@ describe('streamResponsesToolLoop', () => {
     const result = await stream.final();
     expect(result.text).toBe('Done.');
     expect(result.usage?.total_tokens).toBe(320);
+  });
+});
+
+describe('the loop request on the wire', () => {
+  it('loop fields and an empty tools never reach the wire; the loop reads its settings from the request', async () => {
+    const { transport, bodies } = await serve([answerScript('resp_1', 'Hi.')]);
+    const finished: number[] = [];
+    const result = await runResponsesToolLoop(transport, {
+      model: 'gpt-5',
+      input: 'Hi',
+      tools: [],
+      maxSteps: 2,
+      concurrency: 1,
+      passThroughToolCalls: false,
+      onStepFinish: (step) => {
+        finished.push(step.step);
+      },
+      onToolCall: () => 'allow',
+      prepareStep: () => undefined,
+    });
+    expect(result.text).toBe('Hi.');
+    expect(finished).toEqual([1]);
+    expect(bodies).toEqual([
+      { model: 'gpt-5', input: [{ type: 'message', role: 'user', content: 'Hi' }], stream: true },
+    ]);
+  });
+
+  it('wire tools and defineTool tools mix in request.tools; every step gets the per-request options', async () => {
+    const { transport, bodies, headers } = await serve([
+      outputScript('resp_1', [functionCallItem('fc_1', 'call_1', 'get_time', '{"tz":"UTC"}')]),
+      answerScript('resp_2', 'Noon.'),
+    ]);
+    const request = { model: 'gpt-5', input: 'Time?', tools: [{ type: 'web_search' }, getTime] };
+    await runResponsesToolLoop(transport, request, { headers: { 'x-trace': 't1' }, extraBody: { user: 'u1' } });
+    const wire = [{ type: 'web_search' }, JSON.parse(JSON.stringify(toResponsesTool(getTime)))];
+    expect(bodies.map((body) => body.tools)).toEqual([wire, wire]);
+    expect(bodies.map((body) => body.user)).toEqual(['u1', 'u1']);
+    expect(headers.map((h) => h['x-trace'])).toEqual(['t1', 't1']);
+  });
+
+  it('options.signal aborts the loop with an AbortError', async () => {
+    const { transport } = await serve([parallelCallsScript(), answerScript('resp_2', 'never')]);
+    const controller = new AbortController();
+    const slow = defineTool({
+      name: 'get_weather',
+      parameters: z.object({ city: z.string(), unit: z.string() }),
+      execute: () => {
+        controller.abort();
+        return 'x';
+      },
+    });
+    const error = await runResponsesToolLoop(
+      transport,
+      { model: 'gpt-5', input: 'Hi', tools: [slow, getTime] },
+      { signal: controller.signal },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+  });
+});
+
+describe('round trips stay exact', () => {
+  /** A provider-shaped turn: reasoning with encrypted content, then a call whose items carry vendor fields. */
+  function vendorTurn(): { script: Script; reasoning: Json; call: Json } {
+    const reasoning = {
+      id: 'rs_1',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Look it up.' }],
+      encrypted_content: 'gAAAA-opaque',
+      x_vendor: { trace: [1, 2] },
+    };
+    const call = {
+      id: 'fc_1',
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'call_1',
+      name: 'get_time',
+      arguments: '{"tz":"UTC"}',
+      x_thought_signature: 'c2lnbmF0dXJl',
+      extra_content: { google: { thought_signature: 'abc' } },
+    };
+    const s = new Script().start();
+    s.add('response.output_item.added', { output_index: 0, item: { ...reasoning, summary: [] } });
+    s.add('response.reasoning_summary_part.added', {
+      item_id: 'rs_1',
+      output_index: 0,
+      summary_index: 0,
+      part: { type: 'summary_text', text: '' },
+    });
+    s.add('response.reasoning_summary_text.delta', { item_id: 'rs_1', output_index: 0, summary_index: 0, delta: 'Look ' });
+    s.add('response.reasoning_summary_text.delta', { item_id: 'rs_1', output_index: 0, summary_index: 0, delta: 'it up.' });
+    s.add('response.output_item.done', { output_index: 0, item: reasoning });
+    s.add('response.output_item.added', {
+      output_index: 1,
+      item: { ...call, status: 'in_progress', arguments: '' },
+    });
+    for (const delta of ['{"tz"', ':"UTC"}']) {
+      s.add('response.function_call_arguments.delta', { item_id: 'fc_1', output_index: 1, delta });
+    }
+    s.add('response.function_call_arguments.done', { item_id: 'fc_1', output_index: 1, arguments: '{"tz":"UTC"}' });
+    s.add('response.output_item.done', { output_index: 1, item: call });
+    // A gateway's terminal event with an empty output: the streamed items are what goes back.
+    s.completed([], { id: 'resp_1' });
+    return { script: s, reasoning, call };
+  }
+
+  it('store: false sends every output item back exactly as received, unknown fields included', async () => {
+    const { script, reasoning, call } = vendorTurn();
+    const { transport, bodies } = await serve([script, answerScript('resp_2', 'Noon.')]);
+    await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', store: false, tools: [getTime] });
+    expect(bodies[1]).toEqual({
+      model: 'gpt-5',
+      input: [
+        { type: 'message', role: 'user', content: 'Time?' },
+        reasoning,
+        call,
+        { type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' },
+      ],
+      store: false,
+      tools: [JSON.parse(JSON.stringify(toResponsesTool(getTime)))],
+      stream: true,
+    });
+  });
+
+  it('store not false continues by previous_response_id and keeps the exact items in the transcript', async () => {
+    const { script, reasoning, call } = vendorTurn();
+    const { transport, bodies } = await serve([script, answerScript('resp_2', 'Noon.')]);
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools: [getTime] });
+    expect(bodies[1]).toEqual({
+      model: 'gpt-5',
+      input: [{ type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' }],
+      previous_response_id: 'resp_1',
+      tools: [JSON.parse(JSON.stringify(toResponsesTool(getTime)))],
+      stream: true,
+    });
+    expect(result.messages.slice(1, 3)).toEqual([reasoning, call]);
   });
 });

@@ -1,6 +1,6 @@
 /** ResponsesService request and response shapes, against msw. */
-import { Ai4tsError, BadRequestError, ProtocolError, RateLimitError, Transport } from '@ai4ts/core';
-import { ResponseStreamListener, ResponsesService, streamResponse, toFinishReason } from '@ai4ts/responses';
+import { Ai4tsError, ApiError, BadRequestError, ProtocolError, RateLimitError, Transport } from '@ai4ts/core';
+import { ResponseStream, ResponsesService, streamResponse, toFinishReason } from '@ai4ts/responses';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -176,21 +176,58 @@ describe('ResponsesService over msw', () => {
     await expect(stream.final()).rejects.toBe(failure);
   });
 
-  it('streamResponse() runs one step through the listener it is given (the tool-loop step)', async () => {
+  it('streamResponse() returns the handle of one step at once; its listener holds the state', async () => {
     answer(() => sse(parallelCallsScript().events));
     const transport = new Transport({ baseURL: API, apiKey: 'sk-test', maxRetries: 0 });
-    const listener = new ResponseStreamListener();
+    const stream = streamResponse(transport, { model: 'gpt-5', input: 'x', store: false }, { headers: { 'x-step': '1' } });
+    expect(stream).toBeInstanceOf(ResponseStream);
     const forwarded: string[] = [];
-    listener.on('tool_call.done', (e) => forwarded.push(e.name));
-    const response = await streamResponse(transport, { model: 'gpt-5', input: 'x', store: false }, {
-      listener,
-      headers: { 'x-step': '1' },
-    });
+    stream.on('tool_call.done', (e) => forwarded.push(e.name));
+    const response = await stream.final();
     expect(forwarded).toEqual(['get_weather', 'get_time']);
     expect(toFinishReason(response)).toBe('tool_calls');
-    expect(response).toEqual(listener.response);
+    expect(response).toEqual(stream.listener.response);
+    expect(stream.listener.status).toBe('completed');
     expect(seen[0]?.body).toEqual({ model: 'gpt-5', input: 'x', store: false, stream: true });
     expect(seen[0]?.headers.get('x-step')).toBe('1');
+  });
+
+  it('streamResponse() throws an invalid request synchronously, before sending', () => {
+    const transport = new Transport({ baseURL: API, apiKey: 'sk-test', maxRetries: 0 });
+    expect(() => streamResponse(transport, { model: '' })).toThrow(/Invalid Responses request/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('the plain wire body carries no empty tools and no loop field, in create and stream', async () => {
+    answer((url) => (url.pathname.endsWith('/responses') ? HttpResponse.json(completed) : HttpResponse.json({})));
+    // Not a fresh literal: a JavaScript caller (or a wider type) may carry loop fields into a plain request.
+    const request = { model: 'gpt-5', input: 'x', tools: [], maxSteps: 3, onStepFinish: () => undefined };
+    await service().create(request);
+    answer(() => sse(textScript().events));
+    await service().stream(request).final();
+    expect(seen.map((s) => s.body)).toEqual([
+      { model: 'gpt-5', input: 'x' },
+      { model: 'gpt-5', input: 'x', stream: true },
+    ]);
+  });
+
+  it('stream() of an HTTP error rejects before the first byte without a partial; the listener stays empty', async () => {
+    answer(() => HttpResponse.json({ error: { message: 'Bad', code: 'bad' } }, { status: 400 }));
+    const stream = service().stream({ model: 'gpt-5', input: 'x' });
+    const error = await stream.final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as BadRequestError).partial).toBeUndefined();
+    expect(stream.listener.status).toBe('failed');
+    expect(stream.listener.events).toEqual([]);
+  });
+
+  it('create() reads a 200 { error } body as the provider ApiError', async () => {
+    answer(() => HttpResponse.json({ error: { message: 'Quota', code: 'insufficient_quota' } }));
+    const error = await service()
+      .create({ model: 'gpt-5', input: 'x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('insufficient_quota');
   });
 
   it('retrieve() and delete() use GET and DELETE on /responses/{id}', async () => {

@@ -1,0 +1,148 @@
+/**
+ * The pure helpers of the Responses listener: copying what an event carries so building on it never touches the
+ * event (the trace stays replayable), merging an authoritative `.done` record over a built one without erasing,
+ * and the guards that tell a record the listener may build on.
+ */
+import { isRecord } from '@ai4ts/core/internal';
+import type {
+  MessageContentPart,
+  OutputItem,
+  ReasoningSummaryPart,
+  ReasoningTextPart,
+} from './types.js';
+
+/** A JSON object as it came off the wire. */
+export type Json = Record<string, unknown>;
+
+/** How far past the parts built so far an index may point (a skipped part); beyond it the stream is broken. */
+export const MAX_INDEX_GAP = 64;
+
+/** A non-negative integer. */
+export function isIndex(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+/** Whether `index` is near the end of `list`: an absurd index must not make a huge sparse array every read walks. */
+export function isSlot(list: readonly unknown[], index: number): boolean {
+  return index <= list.length + MAX_INDEX_GAP;
+}
+
+/** A `.done` event's whole string is authoritative, but an empty one never erases what the deltas built. */
+export function doneText(built: string, done: string): string {
+  return done === '' ? built : done;
+}
+
+/** The text an item or part shows in `outputText` / `reasoningSummary`: to tell whether a correction changed it. */
+export function shownText(value: unknown): string {
+  if (!isRecord(value)) return '';
+  if (typeof value.text === 'string') return value.text;
+  const parts = value.type === 'message' ? value.content : value.type === 'reasoning' ? value.summary : undefined;
+  if (!Array.isArray(parts)) return '';
+  let text = '';
+  for (const part of parts) if (isRecord(part) && typeof part.text === 'string') text += `${part.text}\u0000`;
+  return text;
+}
+
+/**
+ * A record (an item or a part) copied deep enough that building on it never touches the event it came from:
+ * the lists the listener builds on (`content`, `summary`, `annotations`) and their parts are copied too.
+ */
+export function copyRecord(record: Json): Json {
+  const copy: Json = { ...record };
+  if (Array.isArray(copy.content)) copy.content = copy.content.map(copyPart);
+  if (Array.isArray(copy.summary)) copy.summary = copy.summary.map(copyPart);
+  if (Array.isArray(copy.annotations)) copy.annotations = [...copy.annotations];
+  return copy;
+}
+
+/** {@link copyRecord} of a record, anything else as it is. */
+export function copyPart(part: unknown): unknown {
+  return isRecord(part) ? copyRecord(part) : part;
+}
+
+/**
+ * An authoritative record over a built one: its fields win, except that it never erases. A field it lacks, sets
+ * to null or to an empty string keeps a built value, and a shorter array keeps the built array. Unknown fields of
+ * either side are kept.
+ */
+export function mergeRecord(built: Json, next: Json): Json {
+  const merged: Json = { ...built };
+  for (const [key, value] of Object.entries(next)) {
+    const prev = built[key];
+    const erases =
+      value === undefined ||
+      value === null ||
+      value === '' ||
+      (Array.isArray(value) && Array.isArray(prev) && value.length < prev.length);
+    if (erases && prev !== undefined && prev !== null && prev !== '') continue;
+    merged[key] = Array.isArray(value) ? value.map(copyPart) : value;
+  }
+  return merged;
+}
+
+/**
+ * Whether a record is an output item the listener can build on: the fields it reads have their types (a message's
+ * `content` and a reasoning item's `summary` are lists of objects, a call's strings are strings). Items of types
+ * this version does not know (new built-in tools) are kept as they come.
+ */
+export function isOutputItem(value: Json): value is OutputItem {
+  switch (value.type) {
+    case 'message':
+      return Array.isArray(value.content) && value.content.every(isRecord);
+    case 'reasoning':
+      return (
+        Array.isArray(value.summary) &&
+        value.summary.every(isRecord) &&
+        (value.content === undefined || (Array.isArray(value.content) && value.content.every(isRecord)))
+      );
+    case 'function_call':
+      return typeof value.call_id === 'string' && typeof value.name === 'string' && typeof value.arguments === 'string';
+    case 'custom_tool_call':
+      return typeof value.call_id === 'string' && typeof value.name === 'string' && typeof value.input === 'string';
+    default:
+      return typeof value.type === 'string';
+  }
+}
+
+/** Whether a record is a message content part the listener can build on (its text field is a string). */
+export function isMessagePart(value: Json): value is MessageContentPart {
+  if (value.type === 'refusal') return typeof value.refusal === 'string';
+  return value.type === 'output_text' && typeof value.text === 'string' && Array.isArray(value.annotations);
+}
+
+/** Whether a record is a reasoning summary part. */
+export function isSummaryPart(value: Json): value is ReasoningSummaryPart {
+  return value.type === 'summary_text' && typeof value.text === 'string';
+}
+
+/** Whether a record is a raw reasoning text part. */
+export function isReasoningTextPart(value: Json): value is ReasoningTextPart {
+  return value.type === 'reasoning_text' && typeof value.text === 'string';
+}
+
+/** The item types the listener builds when a stream skipped their `output_item.added`. */
+export type PlaceholderType = 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
+
+/** An empty item of `type`, for events whose `output_item.added` never came (so nothing they carry is lost). */
+export function placeholder(type: PlaceholderType, id: string): OutputItem {
+  switch (type) {
+    case 'message':
+      return { type, id, role: 'assistant', status: 'in_progress', content: [] };
+    case 'reasoning':
+      return { type, id, summary: [] };
+    case 'function_call':
+      return { type, id, call_id: id, name: '', arguments: '', status: 'in_progress' };
+    case 'custom_tool_call':
+      return { type, id, call_id: id, name: '', input: '' };
+  }
+}
+
+/** All answer text of some output items: every `output_text` part of every message, in order. */
+export function outputTextOf(output: readonly OutputItem[]): string {
+  let text = '';
+  for (const item of output) {
+    if (item.type !== 'message') continue;
+    for (const part of item.content) if (part.type === 'output_text') text += part.text;
+  }
+  return text;
+}

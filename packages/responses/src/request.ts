@@ -1,0 +1,31 @@
+/** The wire body of a Responses request: built once for `create`, `stream` and every step of the tool loop. */
+import { Ai4tsError, toResponsesTool } from '@ai4ts/core';
+import { toWireBody } from '@ai4ts/core/internal';
+import { z } from 'zod';
+
+/** The path of the Responses API, under the transport's base URL. */
+export const RESPONSES_PATH = '/responses';
+
+/** The checks a request gets before it is sent: cheap, and the rest is the API's to judge. */
+const requestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]).optional(),
+  tools: z.array(z.record(z.string(), z.unknown())).optional(),
+  previous_response_id: z.string().optional(),
+  store: z.boolean().optional(),
+  stream: z.boolean().optional(),
+});
+
+/**
+ * The JSON body of a request (a plain one, or a tool-loop one): loop fields, `undefined` values and an empty
+ * `tools` left off, `defineTool` tools converted to function tools. Throws an `Ai4tsError` (no `partial`) naming
+ * what is wrong with an invalid request.
+ */
+export function toRequestBody(request: object): Record<string, unknown> {
+  const body = toWireBody(request, toResponsesTool);
+  const result = requestSchema.safeParse(body);
+  if (!result.success) {
+    throw new Ai4tsError(`Invalid Responses request: ${z.prettifyError(result.error)}`, { cause: result.error });
+  }
+  return body;
+}
