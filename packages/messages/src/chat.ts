@@ -3,7 +3,7 @@
  */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { toToolCalls } from './turns.js';
-import type { Message, MessageUsage, StopReason, TextBlock, ThinkingBlock } from './types.js';
+import { isTextBlock, isThinkingBlock, type Message, type MessageUsage, type StopReason } from './types.js';
 
 /** A Messages result in the Chat Completions shape (`object: 'chat.completion'`, one choice). */
 export interface ChatCompletionView {
@@ -82,8 +82,8 @@ export function toChatCompletion(message: Message): ChatCompletionView {
   let text: string | null = null;
   let reasoning: string | undefined;
   for (const block of message.content) {
-    if (block.type === 'text') text = (text ?? '') + (block as TextBlock).text;
-    else if (block.type === 'thinking') reasoning = (reasoning ?? '') + (block as ThinkingBlock).thinking;
+    if (isTextBlock(block)) text = (text ?? '') + block.text;
+    else if (isThinkingBlock(block)) reasoning = (reasoning ?? '') + block.thinking;
   }
   const toolCalls = toToolCalls(message).map(({ id, name, arguments: args }) => ({
     id,

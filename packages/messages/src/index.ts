@@ -1,27 +1,22 @@
 /**
- * @ai4ts/messages: the Anthropic Messages protocol. A stream listener that folds events into a message and emits
- * ai4ts's normalized events, a collector, a service over the shared Transport, and a chat-shaped view.
+ * @ai4ts/messages: the Anthropic Messages protocol. `MessageStreamListener` folds stream events into a message and
+ * emits ai4ts's normalized events, `collectMessage` reads an SSE stream to a message, `MessagesService` sends plain
+ * requests over a Transport, `runMessagesToolLoop` / `streamMessagesToolLoop` run the tool loop, and
+ * `toChatCompletion` gives the chat-shaped view.
  */
 export { type ChatCompletionView, toChatCompletion, toChatUsage, toFinishReason } from './chat.js';
 export { type CollectMessageOptions, collectMessage } from './collect.js';
-export { type MessagesListenerEvents, type MessagesListenerStatus, MessagesStreamListener } from './listener.js';
+export { type MessageStreamEvents, MessageStreamListener } from './listener.js';
 export {
+  type MessageLoopRequest,
   type MessagesToolLoopEvent,
-  type MessagesToolLoopOptions,
-  type MessagesToolLoopRequest,
   type MessagesToolLoopResult,
   type MessagesToolLoopStream,
   messagesToolLoopAdapter,
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from './loop.js';
-export {
-  MESSAGES_PATH,
-  MessageStream,
-  type MessageStreamItem,
-  MessagesService,
-  type StreamMessageOptions,
-  streamMessage,
-} from './service.js';
+export { MessagesService } from './service.js';
+export { MessageStream, type MessageStreamRunner, streamMessage, toWireRequest } from './stream.js';
 export { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 export * from './types.js';

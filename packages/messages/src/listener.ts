@@ -1,81 +1,105 @@
 /**
  * Folds the events of one Anthropic Messages stream into a message, and emits ai4ts's normalized stream events.
  */
-import { type Ai4tsError, ApiError, type ContentEvent, type ErrorEvent, type FinishEvent, ProtocolError, type ReasoningEvent, StreamIncompleteError, type ToolCallDeltaEvent, type ToolCallDoneEvent, type ToolCallStartEvent, type UsageEvent } from '@ai4ts/core';
-import { isRecord } from '@ai4ts/core/internal';
+import {
+  type Ai4tsError,
+  ApiError,
+  type ListenerStatus,
+  type NormalizedEvents,
+  ProtocolError,
+  StreamIncompleteError,
+  type StreamListener,
+} from '@ai4ts/core';
+import { isRecord, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './chat.js';
-import type {
-  ContentBlock,
-  Message,
-  MessageStreamEvent,
-  MessageUsage,
-  StopReason,
-  TextBlock,
-  ThinkingBlock,
-  ToolUseBlock,
+import { readEvent } from './parse.js';
+import {
+  type AnyContentBlock,
+  type ContentBlockDeltaEvent,
+  type ContentBlockStartEvent,
+  type ContentBlockStopEvent,
+  isKnownBlock,
+  isTextBlock,
+  isThinkingBlock,
+  isToolUseBlock,
+  type Message,
+  type MessageDeltaEvent,
+  type MessageUsage,
+  type RawMessageStreamEvent,
+  type ServerToolUseBlock,
+  type StopReason,
+  type TextBlock,
+  type ThinkingBlock,
+  type ToolUseBlock,
 } from './types.js';
 
-/** `pending` until message_start, `completed` only after message_stop, `failed` after any error. */
-export type MessagesListenerStatus = 'pending' | 'streaming' | 'completed' | 'failed';
-
-/** What a {@link MessagesStreamListener} emits: the normalized events, the raw `event`, and the final `message`. */
-export interface MessagesListenerEvents {
-  content: (event: ContentEvent) => void;
-  /** Thinking deltas. */
-  reasoning: (event: ReasoningEvent) => void;
-  /** A client tool_use block started (server_tool_use blocks emit no tool_call events: the server runs them). */
-  'tool_call.start': (event: ToolCallStartEvent) => void;
-  'tool_call.delta': (event: ToolCallDeltaEvent) => void;
-  'tool_call.done': (event: ToolCallDoneEvent) => void;
-  /** At message_start (input counts) and at message_delta (final counts), in the chat shape; `raw` is Anthropic's. */
-  usage: (event: UsageEvent) => void;
-  /** At message_stop, with the stop reason mapped by {@link toFinishReason}. */
-  finish: (event: FinishEvent) => void;
-  error: (event: ErrorEvent) => void;
-  /** Every accepted raw event, after it was applied. */
-  event: (event: MessageStreamEvent) => void;
+/**
+ * What a {@link MessageStreamListener} emits: the normalized events (`content`, `reasoning` for thinking,
+ * `tool_call.*` for client tool_use blocks only, `usage` at message_start and message_delta, `finish` at
+ * message_stop, `error`), the raw `event` after it was applied, and the complete `message` at message_stop.
+ */
+export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> & {
+  /** Every applied raw event (unknown event and delta types are skipped, and not emitted). */
+  event: (event: RawMessageStreamEvent) => void;
   /** The complete message, at message_stop. */
   message: (message: Message) => void;
-}
+};
 
-/** A block that has started and not yet stopped. */
-interface OpenBlock {
-  block: ContentBlock;
-  /** The tool input text as streamed so far (tool_use and server_tool_use). */
-  json: string;
-  /** Position among client tool_use blocks, or -1. */
-  toolIndex: number;
-}
+/** A block that has started and not yet stopped, by what its deltas may change. */
+type OpenBlock =
+  | { kind: 'text'; block: TextBlock }
+  | { kind: 'thinking'; block: ThinkingBlock }
+  | {
+      kind: 'tool';
+      block: ToolUseBlock | ServerToolUseBlock;
+      /** The input text as streamed so far. */
+      json: string;
+      /** Position among client tool_use blocks; undefined for a server_tool_use block. */
+      toolIndex: number | undefined;
+    }
+  /** A block no delta ai4ts knows applies to (redacted_thinking, a server tool's result, an unknown type). */
+  | { kind: 'other'; block: AnyContentBlock };
 
 const CUT_OFF = 'The tool input was cut off before its block finished';
 
 /**
- * The Messages stream state machine. Feed it the `data` of each SSE event with {@link push} (or the SSE event with
- * {@link pushSse}); it keeps {@link message}, {@link text}, {@link thinking}, {@link toolUses}, {@link stopReason},
- * {@link usage}, {@link status} and {@link events}, and emits {@link MessagesListenerEvents}.
+ * The Messages stream state machine, following core's `StreamListener` contract. Feed it each SSE event with
+ * {@link pushSse} (or each parsed event with {@link push}); it keeps {@link message}, {@link text},
+ * {@link thinking}, {@link toolUses}, {@link stopReason}, {@link usage}, {@link status} and {@link events}, and
+ * emits {@link MessageStreamEvents}.
  *
- * The rules: only message_stop completes a stream; events after it are ignored; a second message_start is a
- * ProtocolError; an `error` event throws an ApiError (`code` and `type` = `error.type`) whose `partial` is the message
- * so far (null before message_start). Tool inputs are parsed when their block stops; an input that is not a JSON
- * object leaves `input: {}` and sets `input_error`. Usage starts from message_start's and every non-null counter of
- * message_delta replaces its value. Unknown block types are kept; unknown delta and event types change nothing.
+ * - `status`: `pending` until message_start, `streaming`, `completed` only after message_stop (a `max_tokens` stop
+ *   is a completed stream whose finish reason is `length`), `failed` after an error event, bad data, a cut or an
+ *   abort. After `completed` or `failed` every input is ignored.
+ * - An `error` event is an ApiError (`code` and `type` = `error.type`); a second message_start, an event out of
+ *   order or data that is not a Messages event is a ProtocolError. Both are recorded (status `failed`, an `error`
+ *   event) and thrown.
+ * - Tool inputs are parsed when their block stops; an input that is not a JSON object leaves `input: {}` and sets
+ *   `input_error`. Usage starts from message_start's and every non-null counter of message_delta replaces its
+ *   value. Unknown block types are kept as sent; unknown delta and event types are skipped.
+ * - Every error's `partial` is {@link snapshot}: a copy of the message so far, or null before message_start.
  */
-export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents> {
-  /** Every accepted event, in arrival order. */
-  readonly events: MessageStreamEvent[] = [];
-  #status: MessagesListenerStatus = 'pending';
+export class MessageStreamListener extends EventEmitter<MessageStreamEvents> implements StreamListener<Message> {
+  /** Every applied event, in arrival order. */
+  readonly events: RawMessageStreamEvent[] = [];
+  #status: ListenerStatus = 'pending';
   #message: Message | null = null;
-  #content: ContentBlock[] = [];
+  /** The message's content (the live array), in index order. */
+  #content: AnyContentBlock[] = [];
+  /** The API index of each block of `#content`, ascending. */
+  #indexes: number[] = [];
   #open = new Map<number, OpenBlock>();
   #toolCount = 0;
   #textSoFar = '';
   #thinkingSoFar = '';
+  /** The message, once message_stop completed it. */
+  #final: Message | undefined;
   #error: Ai4tsError | undefined;
 
-  /** Where the stream is. */
-  get status(): MessagesListenerStatus {
+  /** Where the stream is: `pending`, `streaming`, `completed` or `failed`. */
+  get status(): ListenerStatus {
     return this.#status;
   }
 
@@ -86,17 +110,23 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
 
   /** The text blocks joined in index order, nothing between. */
   get text(): string {
-    return this.#join('text');
+    return this.#content
+      .filter(isTextBlock)
+      .map((block) => block.text)
+      .join('');
   }
 
   /** The thinking blocks joined in index order, nothing between. */
   get thinking(): string {
-    return this.#join('thinking');
+    return this.#content
+      .filter(isThinkingBlock)
+      .map((block) => block.thinking)
+      .join('');
   }
 
   /** The client tool_use blocks in index order (server_tool_use blocks stay only in `message.content`). */
   get toolUses(): ToolUseBlock[] {
-    return this.#content.filter((block): block is ToolUseBlock => block?.type === 'tool_use');
+    return this.#content.filter(isToolUseBlock);
   }
 
   /** The stop reason once message_delta gave it. */
@@ -109,56 +139,56 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
     return this.#message?.usage ?? null;
   }
 
-  /** The error that failed the stream, if any. */
+  /** The error that failed the stream, once it failed. */
   get error(): Ai4tsError | undefined {
     return this.#error;
   }
 
   /**
-   * Applies one event (the parsed `data` of an SSE event), dispatching on its `type`.
-   * Throws ApiError for an `error` event and ProtocolError for data that breaks the protocol, after marking the
-   * listener failed and emitting `error`.
+   * Applies one event. Ignored once the stream completed or failed.
+   *
+   * @throws ApiError for an `error` event, ProtocolError for an event out of order (a second message_start, content
+   * before message_start, a delta for a block that is not open or of another known type); recorded first.
    */
-  push(event: MessageStreamEvent | { type: string }): void {
+  push(event: RawMessageStreamEvent): void {
     if (this.#status === 'completed' || this.#status === 'failed') return;
-    const data = event as unknown as Record<string, unknown>;
-    switch (data.type) {
-      case 'content_block_delta':
-        this.#started(data);
-        this.#delta(data);
+    switch (event.type) {
+      case 'message_start':
+        this.#messageStart(event.message, event);
         break;
       case 'content_block_start':
-        this.#started(data);
-        this.#start(data);
+        this.#start(event);
+        break;
+      case 'content_block_delta':
+        this.#delta(event);
         break;
       case 'content_block_stop':
-        this.#started(data);
-        this.#stop(this.#index(data), data);
-        break;
-      case 'message_start':
-        this.#messageStart(data);
+        this.#current(event);
+        this.#stop(this.#openAt(event.index, event));
         break;
       case 'message_delta':
-        this.#started(data);
-        this.#messageDelta(data);
+        this.#messageDelta(event);
         break;
       case 'message_stop':
-        this.#started(data);
-        this.#messageStop();
+        this.#messageStop(this.#current(event));
         break;
       case 'error':
-        this.events.push(event as MessageStreamEvent);
-        throw this.fail(ApiError.fromStreamError(data, this.snapshot()));
+        this.events.push(event);
+        throw this.fail(ApiError.fromStreamError(event, this.snapshot()));
+      case 'ping':
+        break;
     }
-    // ping and unknown types change nothing.
-    this.events.push(event as MessageStreamEvent);
-    this.emit('event', event as MessageStreamEvent);
-    if (data.type === 'message_stop') this.emit('message', this.#message as Message);
+    this.events.push(event);
+    this.emit('event', event);
+    if (this.#final) this.emit('message', this.#final);
   }
 
   /**
-   * Applies one SSE event: its `data` parsed as JSON (ProtocolError with the line when it is not an object).
-   * Data without a `type` takes the SSE event name; an event with empty data is skipped.
+   * Applies one SSE event: its `data` parsed as JSON and read as a Messages event. Data without a `type` takes
+   * the SSE event name; an event with empty data, or of a type ai4ts does not know, is skipped.
+   *
+   * @throws ProtocolError (with the data in `line`) for data that is not a JSON object or not a well-formed
+   * event, and whatever {@link push} throws; recorded first.
    */
   pushSse(sse: SseEvent): void {
     if (this.#status === 'completed' || this.#status === 'failed' || sse.data === '') return;
@@ -169,31 +199,41 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
       throw this.fail(new ProtocolError('Stream data is not valid JSON', { line: sse.data, cause }));
     }
     if (!isRecord(data)) throw this.fail(new ProtocolError('Stream data is not a JSON object', { line: sse.data }));
-    if (typeof data.type !== 'string') data.type = sse.event;
-    this.push(data as { type: string });
+    let event: RawMessageStreamEvent | undefined;
+    try {
+      event = readEvent(typeof data.type === 'string' ? data : { ...data, type: sse.event });
+    } catch (error) {
+      throw this.fail(error);
+    }
+    if (event) this.push(event);
   }
 
   /**
-   * The input ended: returns the complete message, or throws StreamIncompleteError (partial: the message so far)
-   * when message_stop never came, or the error that already failed the stream.
+   * The input ended: returns the complete message.
+   *
+   * @throws the recorded error when the stream failed; StreamIncompleteError (recorded, `partial` the message so
+   * far) when message_stop never came.
    */
   end(): Message {
-    if (this.#status === 'completed') return this.#message as Message;
+    if (this.#final) return this.#final;
     if (this.#error) throw this.#error;
     throw this.fail(new StreamIncompleteError('The stream ended before message_stop'));
   }
 
   /**
-   * Marks the stream failed with `error` (unless it already completed or failed), gives the error the partial
-   * message when it has none, emits `error`, and returns the error for the caller to throw.
+   * Records a failure from outside the stream (the network, an abort): status `failed`, an `error` event, the
+   * error (as an Ai4tsError, see core's `toAi4tsError`) given {@link snapshot} as `partial` when it has none.
+   * Returns it for the caller to throw; once failed, returns the first error. After completion nothing is
+   * recorded and the error is only converted.
    */
-  fail<E extends Ai4tsError>(error: E): E {
-    if (this.#status === 'completed' || this.#status === 'failed') return error;
-    if (error.partial === undefined) error.partial = this.snapshot();
+  fail(error: unknown): Ai4tsError {
+    if (this.#error) return this.#error;
+    const failure = toAi4tsError(error, { partial: this.snapshot() });
+    if (this.#status === 'completed') return failure;
     this.#status = 'failed';
-    this.#error = error;
-    this.emit('error', { type: 'error', error });
-    return error;
+    this.#error = failure;
+    this.emit('error', { type: 'error', error: failure });
+    return failure;
   }
 
   /**
@@ -202,146 +242,98 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
    */
   snapshot(): Message | null {
     if (!this.#message) return null;
-    const content: ContentBlock[] = [];
-    for (let i = 0; i < this.#content.length; i++) {
-      const block = this.#content[i];
-      if (!block) continue;
-      const open = this.#open.get(i);
-      if (open && isToolBlock(block))
-        content.push({ ...block, input: {}, input_error: { message: CUT_OFF, raw: open.json } });
-      else content.push(copyBlock(block));
-    }
+    const content = this.#content.map((block, i) => {
+      const open = this.#open.get(this.#indexes[i] ?? -1);
+      if (open?.kind === 'tool') return { ...open.block, input: {}, input_error: { message: CUT_OFF, raw: open.json } };
+      return copyBlock(block);
+    });
     return { ...this.#message, content, usage: { ...this.#message.usage } };
   }
 
-  #join(type: 'text' | 'thinking'): string {
-    let out = '';
-    for (const block of this.#content) {
-      if (block?.type === type) out += type === 'text' ? (block as TextBlock).text : (block as ThinkingBlock).thinking;
-    }
-    return out;
-  }
-
-  #messageStart(data: Record<string, unknown>): void {
-    if (this.#status !== 'pending') throw this.#protocol('A second message_start in one stream', data);
-    const message = data.message;
-    if (!isRecord(message)) throw this.#protocol('message_start without a message', data);
-    // The API opens with empty content; blocks a proxy puts here are kept as finished ones.
-    const initial: unknown[] = Array.isArray(message.content) ? message.content : [];
-    for (const block of initial) if (isRecord(block)) this.#content.push(copyBlock(block as ContentBlock));
-    this.#message = {
-      ...(message as Message),
-      content: this.#content,
-      stop_reason: (message.stop_reason as StopReason | undefined) ?? null,
-      stop_sequence: (message.stop_sequence as string | undefined) ?? null,
-      usage: { input_tokens: 0, output_tokens: 0, ...(isRecord(message.usage) ? message.usage : {}) },
-    };
+  #messageStart(message: Message, event: RawMessageStreamEvent): void {
+    if (this.#status !== 'pending') throw this.#protocol('A second message_start in one stream', event);
+    // The API opens with empty content; blocks a proxy puts here are kept as finished ones, at indexes 0, 1, ...
+    this.#content = message.content.map(copyBlock);
+    this.#indexes = this.#content.map((_, i) => i);
+    this.#message = { ...message, content: this.#content, usage: { ...message.usage } };
     this.#status = 'streaming';
-    this.#emitUsage();
+    this.#emitUsage(this.#message.usage);
   }
 
-  #start(data: Record<string, unknown>): void {
-    const index = this.#index(data);
-    const source = data.content_block;
-    if (!isRecord(source) || typeof source.type !== 'string')
-      throw this.#protocol('content_block_start without a content_block', data);
-    if (this.#content[index] !== undefined)
-      throw this.#protocol(`content_block_start for index ${index}, which already started`, data);
-    const block = copyBlock(source as ContentBlock);
-    this.#content[index] = block;
-    const open: OpenBlock = { block, json: '', toolIndex: -1 };
+  #start(event: ContentBlockStartEvent): void {
+    this.#current(event);
+    const { index } = event;
+    if (this.#indexes.includes(index))
+      throw this.#protocol(`content_block_start for index ${index}, which already started`, event);
+    const block = copyBlock(event.content_block);
+    // Indexes come in order; a late lower one still takes its place.
+    let at = this.#indexes.length;
+    while (at > 0 && (this.#indexes[at - 1] ?? -1) > index) at--;
+    this.#content.splice(at, 0, block);
+    this.#indexes.splice(at, 0, index);
+    const open = openBlock(block);
     this.#open.set(index, open);
-    if (block.type === 'text') {
-      const text = (block as TextBlock).text;
-      if (typeof text !== 'string') (block as TextBlock).text = '';
-      else if (text) this.#emitText(text);
-    } else if (block.type === 'thinking') {
-      const thinking = block as ThinkingBlock;
-      if (typeof thinking.thinking !== 'string') thinking.thinking = '';
-      else if (thinking.thinking) this.#emitThinking(thinking.thinking);
-      if (typeof thinking.signature !== 'string') thinking.signature = '';
-    } else if (isToolBlock(block)) {
-      if (!isRecord(block.input)) block.input = {};
-      if (block.type === 'tool_use') {
-        open.toolIndex = this.#toolCount++;
-        this.emit('tool_call.start', {
-          type: 'tool_call.start',
-          index: open.toolIndex,
-          id: block.id,
-          name: block.name,
-          choice: 0,
-        });
-      }
+    if (open.kind === 'text' && open.block.text) this.#emitText(open.block.text);
+    else if (open.kind === 'thinking' && open.block.thinking) this.#emitThinking(open.block.thinking);
+    else if (open.kind === 'tool' && open.block.type === 'tool_use') {
+      open.toolIndex = this.#toolCount++;
+      const { id, name } = open.block;
+      this.emit('tool_call.start', { type: 'tool_call.start', index: open.toolIndex, id, name, choice: 0 });
     }
   }
 
-  #delta(data: Record<string, unknown>): void {
-    const index = this.#index(data);
-    const open = this.#open.get(index);
-    if (!open) throw this.#protocol(`content_block_delta for index ${index}, which is not open`, data);
-    const delta = data.delta;
-    if (!isRecord(delta)) throw this.#protocol('content_block_delta without a delta', data);
-    const block = open.block;
+  #delta(event: ContentBlockDeltaEvent): void {
+    this.#current(event);
+    const open = this.#openAt(event.index, event);
+    const { delta } = event;
     switch (delta.type) {
       case 'text_delta':
-        if (this.#expect(block, 'text', data) && typeof delta.text === 'string') {
-          (block as TextBlock).text += delta.text;
-          this.#emitText(delta.text);
-        }
-        return;
-      case 'input_json_delta':
-        if (
-          this.#expect(block, isToolBlock(block) ? block.type : 'tool_use', data) &&
-          typeof delta.partial_json === 'string'
-        ) {
-          open.json += delta.partial_json;
-          if (open.toolIndex >= 0 && delta.partial_json) {
-            const id = (block as ToolUseBlock).id;
-            this.emit('tool_call.delta', {
-              type: 'tool_call.delta',
-              index: open.toolIndex,
-              id,
-              delta: delta.partial_json,
-              choice: 0,
-            });
-          }
-        }
-        return;
-      case 'thinking_delta':
-        if (this.#expect(block, 'thinking', data) && typeof delta.thinking === 'string') {
-          (block as ThinkingBlock).thinking += delta.thinking;
-          this.#emitThinking(delta.thinking);
-        }
-        return;
-      case 'signature_delta':
-        if (this.#expect(block, 'thinking', data) && typeof delta.signature === 'string')
-          (block as ThinkingBlock).signature = delta.signature;
+        if (open.kind !== 'text') break;
+        open.block.text += delta.text;
+        this.#emitText(delta.text);
         return;
       case 'citations_delta':
-        if (this.#expect(block, 'text', data) && isRecord(delta.citation)) {
-          const text = block as TextBlock;
-          if (Array.isArray(text.citations)) text.citations.push(delta.citation as never);
-          else text.citations = [delta.citation as never];
+        if (open.kind !== 'text') break;
+        if (Array.isArray(open.block.citations)) open.block.citations.push(delta.citation);
+        else open.block.citations = [delta.citation];
+        return;
+      case 'thinking_delta':
+        if (open.kind !== 'thinking') break;
+        open.block.thinking += delta.thinking;
+        this.#emitThinking(delta.thinking);
+        return;
+      case 'signature_delta':
+        if (open.kind !== 'thinking') break;
+        open.block.signature = delta.signature;
+        return;
+      case 'input_json_delta':
+        if (open.kind !== 'tool') break;
+        open.json += delta.partial_json;
+        if (open.toolIndex !== undefined && delta.partial_json) {
+          this.emit('tool_call.delta', {
+            type: 'tool_call.delta',
+            index: open.toolIndex,
+            id: open.block.id,
+            delta: delta.partial_json,
+            choice: 0,
+          });
         }
         return;
     }
-    // Unknown delta types change nothing.
+    // The delta does not fit its block: a protocol error on a known block, ignored on an unknown one.
+    if (isKnownBlock(open.block)) throw this.#protocol(`${delta.type} for a ${open.block.type} block`, event);
   }
 
-  #stop(index: number, data: Record<string, unknown>): void {
-    const open = this.#open.get(index);
-    if (!open) throw this.#protocol(`content_block_stop for index ${index}, which is not open`, data);
-    this.#open.delete(index);
-    const block = open.block;
-    if (!isToolBlock(block)) return;
-    const raw = open.json;
+  #stop(open: OpenBlock): void {
+    if (open.kind !== 'tool') return;
+    const { block, json: raw } = open;
     if (raw !== '') {
       let input: unknown;
       try {
         input = JSON.parse(raw);
       } catch (error) {
         block.input = {};
-        block.input_error = { message: `Tool input is not valid JSON: ${(error as Error).message}`, raw };
+        block.input_error = { message: `Tool input is not valid JSON: ${describe(error)}`, raw };
       }
       if (isRecord(input)) block.input = input;
       else if (!block.input_error) {
@@ -349,7 +341,7 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
         block.input_error = { message: 'Tool input is not a JSON object', raw };
       }
     }
-    if (open.toolIndex >= 0) {
+    if (open.toolIndex !== undefined) {
       this.emit('tool_call.done', {
         type: 'tool_call.done',
         index: open.toolIndex,
@@ -361,30 +353,27 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
     }
   }
 
-  #messageDelta(data: Record<string, unknown>): void {
-    const message = this.#message as Message;
-    const delta = data.delta;
-    if (isRecord(delta)) {
-      if (delta.stop_reason !== undefined) message.stop_reason = delta.stop_reason as StopReason | null;
-      if (delta.stop_sequence !== undefined) message.stop_sequence = delta.stop_sequence as string | null;
-    }
-    if (isRecord(data.usage)) {
-      const usage = { ...message.usage };
-      for (const key in data.usage) {
-        const value = data.usage[key];
-        if (value !== null && value !== undefined) usage[key] = value;
-      }
-      message.usage = usage;
-      this.#emitUsage();
-    }
+  #messageDelta(event: MessageDeltaEvent): void {
+    const message = this.#current(event);
+    // Every field of the delta is a message field that changed (stop_reason, stop_sequence, container, ...);
+    // the content and the usage are the listener's to build.
+    for (const [key, value] of Object.entries(event.delta))
+      if (key !== 'content' && key !== 'usage' && value !== undefined) message[key] = value;
+    if (!event.usage) return;
+    const usage: MessageUsage = { ...message.usage };
+    for (const [key, value] of Object.entries(event.usage)) if (value !== null && value !== undefined) usage[key] = value;
+    message.usage = usage;
+    this.#emitUsage(usage);
   }
 
-  #messageStop(): void {
+  #messageStop(message: Message): void {
     // The API always stops every block first; finish any it did not, so tool inputs are still validated.
-    for (const index of [...this.#open.keys()]) this.#stop(index, {});
-    const message = this.#message as Message;
-    if (this.#content.includes(undefined as never)) message.content = this.#content = this.#content.filter(Boolean);
+    for (const [index, open] of this.#open) {
+      this.#open.delete(index);
+      this.#stop(open);
+    }
     this.#status = 'completed';
+    this.#final = message;
     if (message.stop_reason !== null) {
       this.emit('finish', { type: 'finish', finishReason: toFinishReason(message.stop_reason), choice: 0 });
     }
@@ -400,49 +389,51 @@ export class MessagesStreamListener extends EventEmitter<MessagesListenerEvents>
     this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
   }
 
-  #emitUsage(): void {
-    const raw = (this.#message as Message).usage;
+  #emitUsage(raw: MessageUsage): void {
     this.emit('usage', { type: 'usage', usage: toChatUsage(raw), raw });
   }
 
-  /** Content and message_delta events are only valid between message_start and message_stop. */
-  #started(data: Record<string, unknown>): void {
-    if (this.#status === 'pending') throw this.#protocol(`${String(data.type)} before message_start`, data);
+  /** The message being built; content and message_delta events are only valid between message_start and message_stop. */
+  #current(event: RawMessageStreamEvent): Message {
+    if (!this.#message) throw this.#protocol(`${event.type} before message_start`, event);
+    return this.#message;
   }
 
-  #index(data: Record<string, unknown>): number {
-    const index = data.index;
-    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0)
-      throw this.#protocol(`${String(data.type)} without a valid index`, data);
-    return index;
+  /** The open block at `index`; a stop takes it out of the open ones. */
+  #openAt(index: number, event: ContentBlockDeltaEvent | ContentBlockStopEvent): OpenBlock {
+    const open = this.#open.get(index);
+    if (!open) throw this.#protocol(`${event.type} for index ${index}, which is not open`, event);
+    if (event.type === 'content_block_stop') this.#open.delete(index);
+    return open;
   }
 
-  /** A known delta must match its block; on a block type ai4ts does not know it is ignored. */
-  #expect(block: ContentBlock, type: string, data: Record<string, unknown>): boolean {
-    if (block.type === type) return true;
-    if (KNOWN_BLOCKS.has(block.type))
-      throw this.#protocol(`${(data.delta as { type: string }).type} for a ${block.type} block`, data);
-    return false;
-  }
-
-  #protocol(message: string, data: Record<string, unknown>): ProtocolError {
-    return this.fail(new ProtocolError(message, { line: JSON.stringify(data) }));
+  #protocol(message: string, event: RawMessageStreamEvent): Ai4tsError {
+    return this.fail(new ProtocolError(message, { line: JSON.stringify(event) }));
   }
 }
 
-const KNOWN_BLOCKS = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use', 'server_tool_use']);
-
-function isToolBlock(
-  block: ContentBlock,
-): block is ToolUseBlock | (Omit<ToolUseBlock, 'type'> & { type: 'server_tool_use' }) {
-  return block.type === 'tool_use' || block.type === 'server_tool_use';
+/** What the deltas of a block may change. */
+function openBlock(block: AnyContentBlock): OpenBlock {
+  if (!isKnownBlock(block)) return { kind: 'other', block };
+  switch (block.type) {
+    case 'text':
+      return { kind: 'text', block };
+    case 'thinking':
+      return { kind: 'thinking', block };
+    case 'tool_use':
+    case 'server_tool_use':
+      return { kind: 'tool', block, json: '', toolIndex: undefined };
+    default:
+      return { kind: 'other', block };
+  }
 }
 
 /** A shallow copy; a text block's citations array is copied too, as it grows in place. */
-function copyBlock(block: ContentBlock): ContentBlock {
-  const copy = { ...block };
-  if (copy.type === 'text' && Array.isArray((copy as TextBlock).citations)) {
-    (copy as TextBlock).citations = [...((copy as TextBlock).citations ?? [])];
-  }
-  return copy;
+function copyBlock(block: AnyContentBlock): AnyContentBlock {
+  if (isTextBlock(block) && Array.isArray(block.citations)) return { ...block, citations: [...block.citations] };
+  return { ...block };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

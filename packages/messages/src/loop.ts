@@ -1,81 +1,80 @@
 /**
- * The tool loop over Anthropic Messages: the Messages {@link ToolLoopAdapter} for `runToolLoop` / `streamToolLoop`.
- * Each step is one streamed request; the assistant turn goes back as received (thinking with its signature,
- * `input_error` stripped) and the results go back as one user message of tool_result blocks.
+ * The tool loop over Anthropic Messages: the Messages {@link ToolLoopAdapter} for core's engine, and
+ * {@link runMessagesToolLoop} / {@link streamMessagesToolLoop}. Each step is one streamed request; the assistant
+ * turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
+ * and the results go back as one user message of tool_result blocks.
  */
 import {
-  isTool,
+  type LoopFields,
   type ModelTurn,
-  type NormalizedEvent,
-  type RequestOptions,
   runToolLoop,
+  STREAM_EVENT_NAMES,
   streamToolLoop,
   type Tool,
   type ToolLoopAdapter,
   type ToolLoopEvent,
-  type ToolLoopOptions,
   type ToolLoopResult,
   type ToolLoopStream,
   type Transport,
-  toAnthropicTool,
 } from '@ai4ts/core';
+import { loopOptionsOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './chat.js';
-import { MessagesStreamListener } from './listener.js';
-import { streamMessage } from './service.js';
+import { streamWireBody, toWireRequest } from './stream.js';
 import { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
-import type { Message, MessageCreateParams, MessageParam, TextBlock } from './types.js';
-
-/** A Messages request whose `tools` may also hold `defineTool` objects (sent as Anthropic tools). */
-export type MessagesToolLoopRequest = {
-  [K in keyof MessageCreateParams as K extends 'tools' ? never : K]: MessageCreateParams[K];
-} & { tools?: Array<Tool | WireTool> };
-
-type WireTool = NonNullable<MessageCreateParams['tools']>[number];
-
-/** The result of a Messages tool loop: `messages` is the full transcript to send back next time. */
-export type MessagesToolLoopResult = ToolLoopResult<MessagesToolLoopRequest, Message, MessageParam>;
-/** A streamed Messages tool loop. */
-export type MessagesToolLoopStream = ToolLoopStream<MessagesToolLoopRequest, Message, MessageParam>;
-/** One event of a streamed Messages tool loop, tagged with its step. */
-export type MessagesToolLoopEvent = ToolLoopEvent<MessagesToolLoopRequest, Message>;
-/** Loop options (tools, maxSteps, passthrough, hooks, signal) and the options of each model request. */
-export interface MessagesToolLoopOptions extends ToolLoopOptions<MessagesToolLoopRequest, Message> {
-  /** Per-request options (headers, timeouts); the loop's `signal` aborts every request. */
-  request?: Omit<RequestOptions, 'signal'>;
-}
-
-/** The model's events a streamed step forwards (the turn's own `finish` is reported by `step.finish`). */
-const FORWARDED = ['content', 'reasoning', 'tool_call.start', 'tool_call.delta', 'tool_call.done', 'usage'] as const;
-
-/** The request as sent: `defineTool` objects become Anthropic tools. */
-function toWire(request: MessagesToolLoopRequest): MessageCreateParams {
-  if (!request.tools?.some(isTool)) return request as MessageCreateParams;
-  return { ...request, tools: request.tools.map((tool) => (isTool(tool) ? (toAnthropicTool(tool) as WireTool) : tool)) };
-}
+import {
+  isTextBlock,
+  type Message,
+  type MessageCreateParams,
+  type MessageParam,
+  type MessageRequestOptions,
+  type MessageTool,
+} from './types.js';
 
 /**
- * The Messages adapter of the tool loop. Every step streams ({@link streamMessage}); `options` are the per-request
- * options (headers, timeouts).
+ * A Messages request that runs the tool loop: `tools` may also hold `defineTool` tools (sent as Anthropic tools),
+ * and the loop's settings (`maxSteps`, `passThroughToolCalls`, `concurrency`, the hooks) sit beside the API's
+ * fields. The loop fields never reach the wire. The hooks see this same type (`prepareStep` gets and returns one).
+ */
+export interface MessageLoopRequest
+  extends Omit<MessageCreateParams, 'tools'>,
+    LoopFields<MessageLoopRequest, Message> {
+  tools?: readonly (Tool | MessageTool)[];
+}
+
+/** The result of a Messages tool loop: `messages` is the full transcript to send back next time. */
+export type MessagesToolLoopResult = ToolLoopResult<MessageLoopRequest, Message, MessageParam>;
+/** A streamed Messages tool loop. */
+export type MessagesToolLoopStream = ToolLoopStream<MessageLoopRequest, Message, MessageParam>;
+/** One event of a streamed Messages tool loop, tagged with its step. */
+export type MessagesToolLoopEvent = ToolLoopEvent<MessageLoopRequest, Message>;
+
+/** The model's events a streamed step forwards (the turn's own `finish` is reported by `step.finish`). */
+const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
+
+/**
+ * The Messages adapter of the tool loop. Every step streams (the `streamMessage` step, so argument strings stay
+ * exactly as streamed); `options` are the per-request options applied to every step (headers, timeouts,
+ * `extraBody`), the step's signal replacing theirs.
  */
 export function messagesToolLoopAdapter(
   transport: Transport,
-  options: Omit<RequestOptions, 'signal'> = {},
-): ToolLoopAdapter<MessagesToolLoopRequest, Message, MessageParam> {
+  options: MessageRequestOptions = {},
+): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
   return {
     send(request, { signal, emit }) {
-      const listener = new MessagesStreamListener();
-      if (emit) for (const name of FORWARDED) listener.on(name, (event: NormalizedEvent) => emit(event));
-      return streamMessage(transport, toWire(request), { ...options, signal, listener });
+      const stream = streamWireBody(transport, toWireRequest(request), { ...options, signal });
+      if (emit) for (const name of FORWARDED) stream.on(name, emit);
+      return stream.final();
     },
     readTurn(message): ModelTurn {
       return {
         toolCalls: toToolCalls(message),
         finishReason: toFinishReason(message.stop_reason) ?? 'stop',
         text: message.content
-          .filter((block) => block.type === 'text')
-          .map((block) => (block as TextBlock).text)
+          .filter(isTextBlock)
+          .map((block) => block.text)
           .join(''),
-        usage: message.usage ? toChatUsage(message.usage) : undefined,
+        usage: toChatUsage(message.usage),
       };
     },
     getMessages: (request) => request.messages,
@@ -86,35 +85,32 @@ export function messagesToolLoopAdapter(
   };
 }
 
-/** The loop options: the `defineTool` tools of `request.tools`, overridden by the defined fields of `options`. */
-function loopOptions(request: MessagesToolLoopRequest, options: MessagesToolLoopOptions): MessagesToolLoopOptions {
-  const merged: Record<string, unknown> = { tools: (request.tools ?? []).filter(isTool) };
-  for (const [key, value] of Object.entries(options)) if (value !== undefined) merged[key] = value;
-  return merged as MessagesToolLoopOptions;
-}
-
 /**
- * Runs the tool loop over Anthropic Messages to the end. Tools made by `defineTool` in `request.tools` run in the
- * loop and go on the wire as Anthropic tools; `options.tools` overrides them. A tool_use whose input is not valid
- * JSON never runs: the model gets an `is_error` tool_result. Rejects with an Ai4tsError whose `partial` is a
- * `ToolLoopPartial`.
+ * Runs the tool loop over Anthropic Messages to the end. Its settings come from the request (`tools`, `maxSteps`,
+ * `passThroughToolCalls`, `concurrency`, the hooks); `options` are the per-request options of every step, and
+ * `options.signal` aborts the loop. A tool_use whose input is not valid JSON never runs: the model gets an
+ * `is_error` tool_result.
+ *
+ * @throws (rejects with) Ai4tsError for an invalid request (at the first step), RangeError for a bad `maxSteps`,
+ * and every step's typed error; its `partial` is a `ToolLoopPartial` (the finished steps, the transcript, and the
+ * failed step's partial message).
  */
 export function runMessagesToolLoop(
   transport: Transport,
-  request: MessagesToolLoopRequest,
-  options: MessagesToolLoopOptions = {},
+  request: MessageLoopRequest,
+  options: MessageRequestOptions = {},
 ): Promise<MessagesToolLoopResult> {
-  return runToolLoop(messagesToolLoopAdapter(transport, options.request), request, loopOptions(request, options));
+  return runToolLoop(messagesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
 }
 
 /**
  * Starts the tool loop over Anthropic Messages as one event stream over all steps, each event tagged with its
- * step (see {@link runMessagesToolLoop} for the options); `.final()` resolves to the result.
+ * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
  */
 export function streamMessagesToolLoop(
   transport: Transport,
-  request: MessagesToolLoopRequest,
-  options: MessagesToolLoopOptions = {},
+  request: MessageLoopRequest,
+  options: MessageRequestOptions = {},
 ): MessagesToolLoopStream {
-  return streamToolLoop(messagesToolLoopAdapter(transport, options.request), request, loopOptions(request, options));
+  return streamToolLoop(messagesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
 }

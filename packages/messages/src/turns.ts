@@ -3,35 +3,43 @@
  * the user turn of tool results.
  */
 import type { ToolCall, ToolResult } from '@ai4ts/core';
-import type {
-  ContentBlock,
-  ContentBlockParam,
-  Message,
-  MessageParam,
-  TextBlock,
-  ToolResultBlockParam,
-  ToolUseBlock,
+import {
+  type AnyContentBlock,
+  type ContentBlockParam,
+  isKnownBlock,
+  isTextBlock,
+  isToolUseBlock,
+  type Message,
+  type MessageParam,
+  type ToolResultBlockParam,
 } from './types.js';
 
 /**
- * The assistant message to send back before the tool results. Thinking and redacted_thinking blocks go back
- * unchanged with their signatures, as the API requires when tools are used; `input_error` is stripped from
- * tool_use and server_tool_use blocks; empty text blocks are dropped (the API rejects them); every other block
- * goes back as received.
+ * The assistant message to send back before the tool results, as received: thinking and redacted_thinking blocks
+ * unchanged with their signatures (the API requires it when tools are used), unknown blocks and every field the
+ * API sent on a block kept; only ai4ts's own `input_error` is stripped from tool_use and server_tool_use blocks,
+ * and empty text blocks are dropped (the API rejects them).
  */
 export function toAssistantTurn(message: Message): MessageParam {
   const content: ContentBlockParam[] = [];
   for (const block of message.content) {
-    if (block.type === 'text' && (block as TextBlock).text === '') continue;
-    content.push(withoutInputError(block) as ContentBlockParam);
+    if (isTextBlock(block) && block.text === '') continue;
+    content.push(toBlockParam(block));
   }
   return { role: 'assistant', content };
 }
 
-function withoutInputError(block: ContentBlock): ContentBlock {
-  if ((block.type !== 'tool_use' && block.type !== 'server_tool_use') || !('input_error' in block)) return block;
-  const { input_error: _, ...rest } = block as ToolUseBlock;
-  return rest;
+function toBlockParam(block: AnyContentBlock): ContentBlockParam {
+  if (!isKnownBlock(block)) return block;
+  if (block.type === 'tool_use') {
+    const { input_error: _, ...sent } = block;
+    return sent;
+  }
+  if (block.type === 'server_tool_use') {
+    const { input_error: _, ...sent } = block;
+    return sent;
+  }
+  return block;
 }
 
 /**
@@ -39,17 +47,11 @@ function withoutInputError(block: ContentBlock): ContentBlock {
  * or the raw text when `input_error` is set, so the loop's validation rejects it with an error result.
  */
 export function toToolCalls(message: Message): ToolCall[] {
-  const calls: ToolCall[] = [];
-  for (const block of message.content) {
-    if (block.type !== 'tool_use') continue;
-    const use = block as ToolUseBlock;
-    calls.push({
-      id: use.id,
-      name: use.name,
-      arguments: use.input_error ? use.input_error.raw : JSON.stringify(use.input),
-    });
-  }
-  return calls;
+  return message.content.filter(isToolUseBlock).map((use) => ({
+    id: use.id,
+    name: use.name,
+    arguments: use.input_error ? use.input_error.raw : JSON.stringify(use.input),
+  }));
 }
 
 /**

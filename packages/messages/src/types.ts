@@ -2,6 +2,7 @@
  * The Anthropic Messages wire shapes ai4ts reads and writes: messages, content blocks, usage, stop reasons,
  * request parameters and the raw stream events. Fields the API may add later pass through untouched.
  */
+import type { RequestOptions } from '@ai4ts/core';
 
 /** A citation attached to a text block (char, page, content-block, search-result or web-search location). */
 export interface TextCitation {
@@ -58,23 +59,51 @@ export interface ServerToolUseBlock {
   input_error?: ToolInputError;
 }
 
-/**
- * Any other block (`web_search_tool_result`, `mcp_tool_use`, types added later), kept as the API sent it.
- * Narrow with the type guards or compare `type` and cast: TypeScript cannot exclude the known names from `string`.
- */
-export interface OtherContentBlock {
-  type: string;
+/** One result of a web search, as the server tool returned it. */
+export interface WebSearchResultBlock {
+  type: 'web_search_result';
+  title: string;
+  url: string;
+  encrypted_content: string;
+  page_age?: string | null;
   [key: string]: unknown;
 }
 
-/** A block of an assistant message, in the order the API indexed them. */
+/** The result of a `web_search` server tool call, which the server ran: the results, or an error code. */
+export interface WebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content: WebSearchResultBlock[] | { type: 'web_search_tool_result_error'; error_code: string; [key: string]: unknown };
+}
+
+/**
+ * A block of an assistant message whose type ai4ts knows: a discriminated union, so comparing `type` narrows it.
+ * The blocks ai4ts reads keep every field the API sent beside the typed ones.
+ */
 export type ContentBlock =
   | TextBlock
   | ThinkingBlock
   | RedactedThinkingBlock
   | ToolUseBlock
   | ServerToolUseBlock
-  | OtherContentBlock;
+  | WebSearchToolResultBlock;
+
+/** The `type` values of {@link ContentBlock}. */
+export type ContentBlockType = ContentBlock['type'];
+
+/**
+ * A block whose type ai4ts does not know (`mcp_tool_use`, types added later), kept exactly as the API sent it. Its
+ * `type` is never one of {@link ContentBlockType}. Kept out of {@link ContentBlock} because a `type: string` member
+ * would stop `type` from narrowing the union: use {@link isKnownBlock} (or a guard such as {@link isTextBlock})
+ * first, then switch on `type`.
+ */
+export interface UnknownContentBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** What `Message.content` holds: known blocks, and unknown ones as sent. */
+export type AnyContentBlock = ContentBlock | UnknownContentBlock;
 
 /** Why the model stopped. */
 export type StopReason =
@@ -97,13 +126,17 @@ export interface MessageUsage {
   [key: string]: unknown;
 }
 
-/** An assistant message: the result of `create`, `stream(...).final()` and `collectMessage`. */
+/**
+ * An assistant message: the result of `create`, `stream(...).final()` and `collectMessage`. Fields the API sends
+ * beside the typed ones (`container`, `context_management`, ...) are kept.
+ */
 export interface Message {
   id: string;
   type: 'message';
   role: 'assistant';
   model: string;
-  content: ContentBlock[];
+  /** The blocks in index order; narrow with {@link isKnownBlock} or the block guards. */
+  content: AnyContentBlock[];
   stop_reason: StopReason | null;
   stop_sequence: string | null;
   usage: MessageUsage;
@@ -129,23 +162,38 @@ export interface ToolUseBlockParam {
   [key: string]: unknown;
 }
 
+/** A server_tool_use block sent back in an assistant turn (no `input_error`). */
+export interface ServerToolUseBlockParam {
+  type: 'server_tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
 /** The answer to a tool_use block, sent in the next user message. `is_error` marks a failure the model should see. */
 export interface ToolResultBlockParam {
   type: 'tool_result';
   tool_use_id: string;
-  content?: string | Array<TextBlockParam | { type: string; [key: string]: unknown }>;
+  content?: string | Array<TextBlockParam | UnknownContentBlock>;
   is_error?: boolean;
   [key: string]: unknown;
 }
 
-/** Any block a request may carry. */
+/**
+ * Any block a request may carry: the typed ones, the blocks of a received message sent back as they came, and any
+ * other block type (images, documents, ...) as {@link UnknownContentBlock}.
+ */
 export type ContentBlockParam =
   | TextBlockParam
+  | TextBlock
   | ToolUseBlockParam
+  | ServerToolUseBlockParam
   | ToolResultBlockParam
   | ThinkingBlock
   | RedactedThinkingBlock
-  | { type: string; [key: string]: unknown };
+  | WebSearchToolResultBlock
+  | UnknownContentBlock;
 
 /** One turn of the conversation. */
 export interface MessageParam {
@@ -161,13 +209,26 @@ export interface ToolDefinition {
   [key: string]: unknown;
 }
 
-/** The body of `POST /messages`. `stream` is set by the service; other API fields pass through. */
+/** A tool the server runs (`{ type: 'web_search_20250305', name: 'web_search', ... }`). */
+export interface ServerToolDefinition {
+  type: string;
+  name: string;
+  [key: string]: unknown;
+}
+
+/** A tool in its wire form. A tool made by `defineTool` belongs to the tool loop's request (`MessageLoopRequest`). */
+export type MessageTool = ToolDefinition | ServerToolDefinition;
+
+/**
+ * The body of `POST /messages`, the API's documented fields. `stream` is set by the service. A field this type
+ * does not know goes in the request options' `extraBody`. `tools` holds wire tools only.
+ */
 export interface MessageCreateParams {
   model: string;
   max_tokens: number;
   messages: MessageParam[];
   system?: string | TextBlockParam[];
-  tools?: Array<ToolDefinition | { type: string; name: string; [key: string]: unknown }>;
+  tools?: MessageTool[];
   tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
   thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
   temperature?: number;
@@ -175,8 +236,17 @@ export interface MessageCreateParams {
   top_k?: number;
   stop_sequences?: string[];
   metadata?: { user_id?: string };
-  [key: string]: unknown;
+  service_tier?: 'auto' | 'standard_only';
+  container?: string | null;
+  mcp_servers?: Array<Record<string, unknown>>;
+  context_management?: Record<string, unknown>;
 }
+
+/** The endpoint, under an Anthropic baseURL such as `https://api.anthropic.com/v1`. */
+export const MESSAGES_PATH = '/messages';
+
+/** Per-request options (headers, query, `extraBody`, `signal`, timeouts, retries): core's, the same in loop mode. */
+export type MessageRequestOptions = RequestOptions;
 
 // ---- raw stream events -------------------------------------------------------------------------------------------
 
@@ -190,20 +260,47 @@ export interface MessageStartEvent {
 export interface ContentBlockStartEvent {
   type: 'content_block_start';
   index: number;
-  content_block: ContentBlock;
+  content_block: AnyContentBlock;
 }
+
+/** A fragment of a text block. */
+export interface TextDelta {
+  type: 'text_delta';
+  text: string;
+}
+
+/** A fragment of a thinking block. */
+export interface ThinkingDelta {
+  type: 'thinking_delta';
+  thinking: string;
+}
+
+/** The signature of a thinking block, which replaces the start's empty one. */
+export interface SignatureDelta {
+  type: 'signature_delta';
+  signature: string;
+}
+
+/** A fragment of a tool input's JSON text. */
+export interface InputJsonDelta {
+  type: 'input_json_delta';
+  partial_json: string;
+}
+
+/** A citation for a text block. */
+export interface CitationsDelta {
+  type: 'citations_delta';
+  citation: TextCitation;
+}
+
+/** The delta types ai4ts applies; others are skipped. */
+export type ContentBlockDelta = TextDelta | ThinkingDelta | SignatureDelta | InputJsonDelta | CitationsDelta;
 
 /** A fragment of the block at `index`. */
 export interface ContentBlockDeltaEvent {
   type: 'content_block_delta';
   index: number;
-  delta:
-    | { type: 'text_delta'; text: string }
-    | { type: 'thinking_delta'; thinking: string }
-    | { type: 'signature_delta'; signature: string }
-    | { type: 'input_json_delta'; partial_json: string }
-    | { type: 'citations_delta'; citation: TextCitation }
-    | { type: string; [key: string]: unknown };
+  delta: ContentBlockDelta;
 }
 
 /** The block at `index` is complete. */
@@ -212,11 +309,11 @@ export interface ContentBlockStopEvent {
   index: number;
 }
 
-/** The stop reason and the final (cumulative) usage counters. */
+/** The stop reason (and any other message field that changed) and the final (cumulative) usage counters. */
 export interface MessageDeltaEvent {
   type: 'message_delta';
   delta: { stop_reason?: StopReason | null; stop_sequence?: string | null; [key: string]: unknown };
-  usage?: Partial<{ [K in keyof MessageUsage]: MessageUsage[K] | null }>;
+  usage?: { [K in keyof MessageUsage]?: MessageUsage[K] | null };
 }
 
 /** The only event that completes a stream. */
@@ -235,8 +332,12 @@ export interface ErrorStreamEvent {
   error: { type: string; message: string; [key: string]: unknown };
 }
 
-/** Every event of a Messages stream, as the `data` of its SSE event. Unknown types are tolerated and ignored. */
-export type MessageStreamEvent =
+/**
+ * One raw event of a Messages stream (the `data` of its SSE event), a discriminated union on `type`. Named like
+ * the Anthropic SDK's, to tell it from `MessageStreamEvents`, the listener's handler map. Event and delta
+ * types ai4ts does not know are skipped when read.
+ */
+export type RawMessageStreamEvent =
   | MessageStartEvent
   | ContentBlockStartEvent
   | ContentBlockDeltaEvent
@@ -246,17 +347,33 @@ export type MessageStreamEvent =
   | PingEvent
   | ErrorStreamEvent;
 
+// ---- guards ------------------------------------------------------------------------------------------------------
+
+const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set<ContentBlockType>([
+  'text',
+  'thinking',
+  'redacted_thinking',
+  'tool_use',
+  'server_tool_use',
+  'web_search_tool_result',
+]);
+
+/** True for a block whose type ai4ts knows; `type` then narrows it. */
+export function isKnownBlock(block: AnyContentBlock): block is ContentBlock {
+  return KNOWN_BLOCK_TYPES.has(block.type);
+}
+
 /** True for a client tool_use block. */
-export function isToolUseBlock(block: ContentBlock): block is ToolUseBlock {
+export function isToolUseBlock(block: AnyContentBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
 }
 
 /** True for a text block. */
-export function isTextBlock(block: ContentBlock): block is TextBlock {
+export function isTextBlock(block: AnyContentBlock): block is TextBlock {
   return block.type === 'text';
 }
 
 /** True for a thinking block. */
-export function isThinkingBlock(block: ContentBlock): block is ThinkingBlock {
+export function isThinkingBlock(block: AnyContentBlock): block is ThinkingBlock {
   return block.type === 'thinking';
 }

@@ -1,12 +1,6 @@
 import { ApiError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
 import { describe, expect, it } from 'vitest';
-import {
-  MessagesStreamListener,
-  type ServerToolUseBlock,
-  type TextBlock,
-  type ThinkingBlock,
-  type ToolUseBlock,
-} from '../src/index.js';
+import { isTextBlock, MessageStreamListener } from '../src/index.js';
 import {
   blockStart,
   blockStop,
@@ -25,13 +19,14 @@ import {
 
 type Event = { type: string; [key: string]: unknown };
 
-function run(events: Event[], listener = new MessagesStreamListener()): MessagesStreamListener {
-  for (const event of events) listener.push(event);
+/** Feeds the events as the wire carries them: each one's JSON as the data of an SSE event named after it. */
+function run(events: Event[], listener = new MessageStreamListener()): MessageStreamListener {
+  for (const event of events) listener.pushSse({ event: event.type, data: JSON.stringify(event) });
   return listener;
 }
 
 /** Pushes the events and returns what was thrown. */
-function failing(events: Event[], listener = new MessagesStreamListener()): unknown {
+function failing(events: Event[], listener = new MessageStreamListener()): unknown {
   try {
     run(events, listener);
   } catch (error) {
@@ -40,7 +35,7 @@ function failing(events: Event[], listener = new MessagesStreamListener()): unkn
   throw new Error('expected a throw');
 }
 
-describe('MessagesStreamListener: a plain answer', () => {
+describe('MessageStreamListener: a plain answer', () => {
   it('builds the message, text and status, ignoring ping', () => {
     const listener = run(helloStream());
     expect(listener.status).toBe('completed');
@@ -66,7 +61,7 @@ describe('MessagesStreamListener: a plain answer', () => {
   });
 
   it('emits content with growing snapshots, usage, finish, the raw events and the message', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     const seen: unknown[] = [];
     listener.on('content', (e) => seen.push(e));
     listener.on('finish', (e) => seen.push(e));
@@ -98,10 +93,10 @@ describe('MessagesStreamListener: a plain answer', () => {
   });
 });
 
-describe('MessagesStreamListener: thinking, text and tools', () => {
+describe('MessageStreamListener: thinking, text and tools', () => {
   it('keeps thinking with its signature, replaces the empty start signature, parses input split inside an escape', () => {
     const listener = run(thinkingTextToolStream());
-    const [thinking, text, tool] = listener.end().content as [ThinkingBlock, TextBlock, ToolUseBlock];
+    const [thinking, text, tool] = listener.end().content;
     expect(thinking).toEqual({
       type: 'thinking',
       thinking: 'The user wants the weather.',
@@ -120,10 +115,10 @@ describe('MessagesStreamListener: thinking, text and tools', () => {
   });
 
   it('emits reasoning and tool_call events; done carries the argument string as streamed', () => {
-    const listener = new MessagesStreamListener();
-    const seen: Array<Record<string, unknown>> = [];
+    const listener = new MessageStreamListener();
+    const seen: unknown[] = [];
     for (const name of ['reasoning', 'tool_call.start', 'tool_call.delta', 'tool_call.done', 'finish'] as const)
-      listener.on(name, (e) => seen.push(e as never));
+      listener.on(name, (e) => seen.push(e));
     run(thinkingTextToolStream(), listener);
     const id = 'toolu_01T1x1fJ34qAmk2tNTrN7Up6';
     const args = '{"location": "San Francisco, CA \\"the city\\"", "unit": "fahrenheit"}';
@@ -137,11 +132,11 @@ describe('MessagesStreamListener: thinking, text and tools', () => {
       { type: 'tool_call.done', index: 0, id, name: 'get_weather', arguments: args, choice: 0 },
       { type: 'finish', finishReason: 'tool_calls', choice: 0 },
     ]);
-    expect(JSON.parse(args)).toEqual((listener.toolUses[0] as ToolUseBlock).input);
+    expect(JSON.parse(args)).toEqual(listener.toolUses[0]?.input);
   });
 
   it('handles parallel tool uses and a no-input tool ({})', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     const done: Array<{ index: number; arguments: string }> = [];
     listener.on('tool_call.done', (e) => done.push({ index: e.index, arguments: e.arguments }));
     run(
@@ -216,7 +211,7 @@ describe('MessagesStreamListener: thinking, text and tools', () => {
   });
 });
 
-describe('MessagesStreamListener: stop reasons and invalid input', () => {
+describe('MessageStreamListener: stop reasons and invalid input', () => {
   it('a tool_use cut by max_tokens keeps input {} and gets input_error; nothing is salvaged', () => {
     const listener = run([
       messageStart(),
@@ -244,7 +239,7 @@ describe('MessagesStreamListener: stop reasons and invalid input', () => {
   });
 
   it('refusal finishes as content_filter', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     let reason: string | undefined;
     listener.on('finish', (e) => (reason = e.finishReason));
     run([messageStart(), ...textBlock(0, 'I can'), messageDelta('refusal'), messageStop], listener);
@@ -253,7 +248,7 @@ describe('MessagesStreamListener: stop reasons and invalid input', () => {
   });
 });
 
-describe('MessagesStreamListener: usage', () => {
+describe('MessageStreamListener: usage', () => {
   it('message_delta counters replace message_start values; nulls do not', () => {
     const listener = run([
       messageStart({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 5 }),
@@ -289,7 +284,7 @@ describe('MessagesStreamListener: usage', () => {
   });
 });
 
-describe('MessagesStreamListener: server tools and unknown types', () => {
+describe('MessageStreamListener: server tools and unknown types', () => {
   it('keeps server_tool_use and web_search_tool_result in content, out of toolUses, with grown usage', () => {
     const result = {
       type: 'web_search_tool_result',
@@ -304,7 +299,7 @@ describe('MessagesStreamListener: server tools and unknown types', () => {
         },
       ],
     };
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     const starts: string[] = [];
     listener.on('tool_call.start', (e) => starts.push(e.id));
     run(
@@ -336,7 +331,7 @@ describe('MessagesStreamListener: server tools and unknown types', () => {
     );
     const content = listener.end().content;
     expect(content.map((b) => b.type)).toEqual(['text', 'server_tool_use', 'web_search_tool_result', 'text']);
-    expect((content[1] as ServerToolUseBlock).input).toEqual({ query: 'weather NYC today' });
+    expect(content[1]).toMatchObject({ type: 'server_tool_use', input: { query: 'weather NYC today' } });
     expect(content[2]).toEqual(result);
     expect(listener.toolUses).toEqual([]);
     expect(starts).toEqual([]);
@@ -372,7 +367,7 @@ describe('MessagesStreamListener: server tools and unknown types', () => {
   });
 });
 
-describe('MessagesStreamListener: the precise rules', () => {
+describe('MessageStreamListener: the precise rules', () => {
   it('message_delta without message_stop is incomplete, with the stop reason in the partial', () => {
     const listener = run([messageStart(), ...textBlock(0, 'done'), messageDelta('end_turn')]);
     let thrown: unknown;
@@ -390,7 +385,7 @@ describe('MessagesStreamListener: the precise rules', () => {
   });
 
   it('an error event mid-stream is an ApiError with code and type = error.type and the partial message', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     const errors: unknown[] = [];
     listener.on('error', (e) => errors.push(e.error));
     const error = failing(
@@ -473,21 +468,22 @@ describe('MessagesStreamListener: the precise rules', () => {
       blockStart(0, { type: 'text', text: '' }),
       delta(0, { type: 'text_delta', text: 'abc' }),
     ]);
-    const snapshot = listener.snapshot();
-    (snapshot?.content[0] as TextBlock).text = 'changed';
+    const block = listener.snapshot()?.content[0];
+    if (!block || !isTextBlock(block)) throw new Error('expected a text block');
+    block.text = 'changed';
     expect(listener.text).toBe('abc');
   });
 });
 
-describe('MessagesStreamListener.pushSse', () => {
+describe('MessageStreamListener.pushSse', () => {
   it('parses the data, dispatching on its type', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     for (const event of helloStream()) listener.pushSse({ event: 'message', data: JSON.stringify(event) });
     expect(listener.end().content).toEqual([{ type: 'text', text: 'Hello!' }]);
   });
 
   it('unparseable data is a ProtocolError carrying the line and the partial', () => {
-    const listener = new MessagesStreamListener();
+    const listener = new MessageStreamListener();
     listener.pushSse({ event: 'message_start', data: JSON.stringify(messageStart()) });
     let thrown: unknown;
     try {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import {
   type MessagesToolLoopEvent,
-  type MessagesToolLoopRequest,
+  type MessageLoopRequest,
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from '../src/index.js';
@@ -81,7 +81,7 @@ function weatherTool() {
   return { tool, ran };
 }
 
-const request = (tools: MessagesToolLoopRequest['tools']): MessagesToolLoopRequest => ({
+const request = (tools: MessageLoopRequest['tools']): MessageLoopRequest => ({
   model: 'claude-sonnet-4-5',
   max_tokens: 1024,
   messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
@@ -187,7 +187,7 @@ describe('runMessagesToolLoop', () => {
   it('stops at maxSteps with the last calls unexecuted', async () => {
     const { transport, bodies } = await serve([twoCalls(), twoCalls(), twoCalls()]);
     const { tool, ran } = weatherTool();
-    const result = await runMessagesToolLoop(transport, request([tool]), { maxSteps: 2 });
+    const result = await runMessagesToolLoop(transport, { ...request([tool]), maxSteps: 2 });
 
     expect(bodies).toHaveLength(2);
     expect(result.finishReason).toBe('max_steps');
@@ -199,7 +199,7 @@ describe('runMessagesToolLoop', () => {
   it('passthrough returns the calls untouched without running them', async () => {
     const { transport, bodies } = await serve([twoCalls()]);
     const { tool, ran } = weatherTool();
-    const result = await runMessagesToolLoop(transport, request([tool]), { passThroughToolCalls: true });
+    const result = await runMessagesToolLoop(transport, { ...request([tool]), passThroughToolCalls: true });
 
     expect(bodies).toHaveLength(1);
     expect(ran).toEqual([]);

@@ -149,16 +149,14 @@ describe('MessagesService.stream', () => {
     }).rejects.toBe(error);
   });
 
-  it('can be iterated only once', async () => {
+  it('a second loop yields the same events from the first', async () => {
     answer(() => sse(sseText(helloStream())));
     const stream = service().stream(request);
-    for await (const _ of stream) {
-      // drain
-    }
-    await expect(async () => {
-      for await (const _ of stream) {
-        // second pass
-      }
-    }).rejects.toThrow(/only once/);
+    const first: string[] = [];
+    for await (const event of stream) first.push(event.type);
+    const second: string[] = [];
+    for await (const event of stream) second.push(event.type);
+    expect(first).toEqual(['usage', 'content', 'content', 'usage', 'finish']);
+    expect(second).toEqual(first);
   });
 });

@@ -1,0 +1,195 @@
+/**
+ * Reading untrusted JSON (the data of a stream event, the body of a `create` answer) into the wire types: the one
+ * place where unknown data becomes typed, with cheap checks of the fields ai4ts relies on. Every field the API sent
+ * beside the typed ones is kept. A check that fails throws a ProtocolError whose `line` holds the data.
+ */
+import { ProtocolError } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
+import type {
+  AnyContentBlock,
+  ContentBlockDelta,
+  ErrorStreamEvent,
+  Message,
+  MessageDeltaEvent,
+  MessageUsage,
+  RawMessageStreamEvent,
+} from './types.js';
+
+/**
+ * One event's data as a typed event; `undefined` for an event or delta type ai4ts does not know, which the
+ * listener skips. Throws ProtocolError for a known type with missing or mistyped fields.
+ */
+export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent | undefined {
+  const line = () => JSON.stringify(data);
+  switch (data.type) {
+    case 'message_start':
+      if (!isRecord(data.message)) throw protocolError('message_start without a message', line());
+      return { ...data, type: 'message_start', message: readMessage(data.message, line) };
+    case 'content_block_start':
+      if (!isRecord(data.content_block)) throw protocolError('content_block_start without a content_block', line());
+      return {
+        ...data,
+        type: 'content_block_start',
+        index: readIndex(data, line),
+        content_block: readBlock(data.content_block, line),
+      };
+    case 'content_block_delta': {
+      const index = readIndex(data, line);
+      if (!isRecord(data.delta)) throw protocolError('content_block_delta without a delta', line());
+      const delta = readDelta(data.delta, line);
+      return delta && { ...data, type: 'content_block_delta', index, delta };
+    }
+    case 'content_block_stop':
+      return { ...data, type: 'content_block_stop', index: readIndex(data, line) };
+    case 'message_delta':
+      return readMessageDelta(data, line);
+    case 'message_stop':
+      return { ...data, type: 'message_stop' };
+    case 'ping':
+      return { ...data, type: 'ping' };
+    case 'error':
+      return readErrorEvent(data);
+  }
+  return undefined;
+}
+
+/**
+ * The body of a non-streaming answer as a Message. Throws ProtocolError when it is not a message (no
+ * `type: 'message'`, no `content` array) or a known block is malformed.
+ */
+export function readCreatedMessage(json: unknown, text: string): Message {
+  if (!isRecord(json) || json.type !== 'message' || !Array.isArray(json.content))
+    throw protocolError('The response is not a Messages message', text);
+  return readMessage(json, () => text);
+}
+
+/**
+ * A message as message_start (or a `create` answer) carries it. Lenient where a proxy may leave a field out
+ * (`id`, `model`, `usage` counters), strict on the blocks.
+ */
+function readMessage(message: Record<string, unknown>, line: () => string): Message {
+  const content = Array.isArray(message.content) ? message.content : [];
+  const usage = isRecord(message.usage) ? message.usage : {};
+  return {
+    ...message,
+    id: typeof message.id === 'string' ? message.id : '',
+    type: 'message',
+    role: 'assistant',
+    model: typeof message.model === 'string' ? message.model : '',
+    content: content.map((block: unknown) => {
+      if (!isRecord(block)) throw protocolError('A content block is not an object', line());
+      return readBlock(block, line);
+    }),
+    stop_reason: readNullableString(message.stop_reason, 'stop_reason', line) ?? null,
+    stop_sequence: readNullableString(message.stop_sequence, 'stop_sequence', line) ?? null,
+    usage: readUsage(usage),
+  };
+}
+
+function readUsage(usage: Record<string, unknown>): MessageUsage {
+  return {
+    ...usage,
+    input_tokens: typeof usage.input_tokens === 'number' ? usage.input_tokens : 0,
+    output_tokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0,
+  };
+}
+
+/** A content block: a known type with its fields checked, any other type as sent. */
+export function readBlock(block: Record<string, unknown>, line: () => string): AnyContentBlock {
+  const { type } = block;
+  switch (type) {
+    case 'text':
+      // The API starts text empty; a missing text is read as empty.
+      return { ...block, type, text: typeof block.text === 'string' ? block.text : '' };
+    case 'thinking':
+      return {
+        ...block,
+        type,
+        thinking: typeof block.thinking === 'string' ? block.thinking : '',
+        signature: typeof block.signature === 'string' ? block.signature : '',
+      };
+    case 'redacted_thinking':
+      if (typeof block.data !== 'string') throw protocolError('A redacted_thinking block without data', line());
+      return { ...block, type, data: block.data };
+    case 'tool_use':
+    case 'server_tool_use':
+      if (typeof block.id !== 'string' || typeof block.name !== 'string')
+        throw protocolError(`A ${type} block without an id and a name`, line());
+      return { ...block, type, id: block.id, name: block.name, input: isRecord(block.input) ? block.input : {} };
+    case 'web_search_tool_result': {
+      const { content } = block;
+      if (typeof block.tool_use_id !== 'string' || !(Array.isArray(content) || isRecord(content)))
+        throw protocolError('A web_search_tool_result block without a tool_use_id and content', line());
+      // The results are the server's (encrypted, sent back as they came): kept as sent, checked no further.
+      return { ...block, type, tool_use_id: block.tool_use_id };
+    }
+  }
+  if (typeof type !== 'string') throw protocolError('A content block without a type', line());
+  return { ...block, type };
+}
+
+function readDelta(delta: Record<string, unknown>, line: () => string): ContentBlockDelta | undefined {
+  const field = (name: string): string => {
+    const value = delta[name];
+    if (typeof value !== 'string') throw protocolError(`A ${String(delta.type)} without its ${name}`, line());
+    return value;
+  };
+  switch (delta.type) {
+    case 'text_delta':
+      return { type: 'text_delta', text: field('text') };
+    case 'thinking_delta':
+      return { type: 'thinking_delta', thinking: field('thinking') };
+    case 'signature_delta':
+      return { type: 'signature_delta', signature: field('signature') };
+    case 'input_json_delta':
+      return { type: 'input_json_delta', partial_json: field('partial_json') };
+    case 'citations_delta': {
+      const { citation } = delta;
+      if (!isRecord(citation) || typeof citation.type !== 'string')
+        throw protocolError('A citations_delta without a citation', line());
+      return { type: 'citations_delta', citation: { ...citation, type: citation.type } };
+    }
+  }
+  return undefined;
+}
+
+function readMessageDelta(data: Record<string, unknown>, line: () => string): MessageDeltaEvent {
+  const delta = isRecord(data.delta) ? data.delta : {};
+  readNullableString(delta.stop_reason, 'stop_reason', line);
+  readNullableString(delta.stop_sequence, 'stop_sequence', line);
+  // Checked above; every other field of the delta is a message field the API changed (`container`, ...).
+  const event: MessageDeltaEvent = { ...data, type: 'message_delta', delta: { ...delta } };
+  if (isRecord(data.usage)) event.usage = data.usage;
+  else delete event.usage;
+  return event;
+}
+
+/** An in-stream error; its body is read by core's `ApiError.fromStreamError`, which tolerates any shape. */
+function readErrorEvent(data: Record<string, unknown>): ErrorStreamEvent {
+  const error = isRecord(data.error) ? data.error : {};
+  return {
+    ...data,
+    type: 'error',
+    error: {
+      ...error,
+      type: typeof error.type === 'string' ? error.type : 'error',
+      message: typeof error.message === 'string' ? error.message : 'The stream reported an error',
+    },
+  };
+}
+
+function readIndex(data: Record<string, unknown>, line: () => string): number {
+  const { index } = data;
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0)
+    throw protocolError(`${String(data.type)} without a valid index`, line());
+  return index;
+}
+
+function readNullableString(value: unknown, name: string, line: () => string): string | null | undefined {
+  if (value === undefined || value === null || typeof value === 'string') return value;
+  throw protocolError(`${name} is not a string`, line());
+}
+
+function protocolError(message: string, line: string): ProtocolError {
+  return new ProtocolError(message, { line });
+}
