@@ -1,5 +1,5 @@
-import { ApiError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
-import { ChatStreamListener } from '@ai4ts/chat';
+import { ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import { type ChatCompletion, ChatStreamListener } from '@ai4ts/chat';
 import { describe, expect, it } from 'vitest';
 import { chunk, finish, ofType, run, toolChunk } from './helpers.js';
 
@@ -427,5 +427,149 @@ describe('ChatStreamListener: errors', () => {
 
   it('a chunk that is not an object is a ProtocolError', () => {
     expect(() => new ChatStreamListener().push([1, 2])).toThrow(ProtocolError);
+  });
+});
+
+/** One SSE event as the decoder gives it. */
+const event = (data: string, name = 'message') => ({ event: name, data });
+
+describe('ChatStreamListener: the listener contract', () => {
+  it('status: pending, streaming, then completed at [DONE] (the usage after the finish still merged)', () => {
+    const listener = new ChatStreamListener();
+    expect(listener.status).toBe('pending');
+    listener.pushSse(event(JSON.stringify(chunk({ content: 'Hi' }))));
+    expect(listener.status).toBe('streaming');
+    listener.pushSse(event(JSON.stringify(finish('stop'))));
+    expect(listener.status).toBe('streaming');
+    listener.pushSse(event(JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })));
+    listener.pushSse(event('[DONE]'));
+    expect(listener.status).toBe('completed');
+    expect(listener.end().usage?.total_tokens).toBe(2);
+    expect(listener.error).toBeUndefined();
+  });
+
+  it('a provider truncation (length, content_filter) is a completed stream with that finish reason', () => {
+    for (const reason of ['length', 'content_filter']) {
+      const { listener, result } = run([chunk({ content: 'cut sh' }), finish(reason)]);
+      expect(listener.status).toBe('completed');
+      expect(result?.choices[0]?.finish_reason).toBe(reason);
+    }
+  });
+
+  it('after completed, input is ignored: no throw, no change', () => {
+    const listener = new ChatStreamListener();
+    listener.push(chunk({ content: 'done' }));
+    listener.push(finish('stop'));
+    listener.pushSse(event('[DONE]'));
+    listener.push(chunk({ content: ' more' }));
+    listener.push({ error: { message: 'late' } });
+    listener.pushSse(event('not json'));
+    expect(listener.status).toBe('completed');
+    expect(listener.end().choices[0]?.message.content).toBe('done');
+  });
+
+  it('[DONE] before the finish_reason records and throws StreamIncompleteError', () => {
+    const listener = new ChatStreamListener();
+    const errors: unknown[] = [];
+    listener.on('error', (e) => errors.push(e.error));
+    listener.pushSse(event(JSON.stringify(chunk({ content: 'half' }))));
+    expect(() => listener.pushSse(event('[DONE]'))).toThrow(StreamIncompleteError);
+    expect(listener.status).toBe('failed');
+    expect(errors).toEqual([listener.error]);
+    expect(listener.error?.partial).toMatchObject({ choices: [{ message: { content: 'half' }, finish_reason: null }] });
+  });
+
+  it('pushSse: event: error is an ApiError, data that is not JSON a ProtocolError with the line; empty data is skipped', () => {
+    const flat = new ChatStreamListener();
+    flat.pushSse(event(''));
+    expect(flat.status).toBe('pending');
+    expect(() => flat.pushSse(event('{"code":"overloaded","message":"busy"}', 'error'))).toThrow(ApiError);
+    expect(flat.error).toMatchObject({ code: 'overloaded', message: 'busy' });
+
+    const bad = new ChatStreamListener();
+    bad.pushSse(event(JSON.stringify(chunk({ content: 'ok' }))));
+    let thrown: unknown;
+    try {
+      bad.pushSse(event('{"choices": ['));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ProtocolError);
+    expect(thrown).toBe(bad.error);
+    expect((thrown as ProtocolError).line).toBe('{"choices": [');
+  });
+
+  it('after failed, input is ignored and end() throws the recorded error', () => {
+    const listener = new ChatStreamListener();
+    expect(() => listener.push('nope')).toThrow(ProtocolError);
+    const recorded = listener.error;
+    listener.push(chunk({ content: 'ignored' }));
+    listener.push(finish('stop'));
+    listener.pushSse(event('[DONE]'));
+    expect(listener.status).toBe('failed');
+    expect(() => listener.end()).toThrow(recorded);
+    expect(listener.content).toBe('');
+  });
+
+  it('end() returns the completion, and the same again when called twice', () => {
+    const { listener, result } = run([chunk({ content: 'x' }), finish('stop')]);
+    expect(result).toEqual(listener.completion);
+    expect(listener.end()).toEqual(result);
+  });
+
+  it('fail(): any thrown value becomes an Ai4tsError with the partial, emitted once; the first error wins', () => {
+    const listener = new ChatStreamListener();
+    const errors: unknown[] = [];
+    listener.on('error', (e) => errors.push(e.error));
+    listener.push(chunk({ content: 'so far <' }));
+    const first = listener.fail(new TypeError('socket hang up'));
+    expect(first).toBeInstanceOf(ConnectionError);
+    expect(first.message).toContain('socket hang up');
+    // Text held back as a possible <think> tag is in the partial.
+    expect((first.partial as ChatCompletion).choices[0]?.message.content).toBe('so far <');
+    expect(listener.fail(new Error('second'))).toBe(first);
+    expect(errors).toEqual([first]);
+    expect(listener.status).toBe('failed');
+  });
+
+  it('fail(): an Ai4tsError keeps a partial it already has', () => {
+    const own = new ApiError('boom', { partial: { mine: true } });
+    expect(new ChatStreamListener().fail(own).partial).toEqual({ mine: true });
+  });
+});
+
+describe('ChatStreamListener: provider fields kept for the round trip', () => {
+  it('Gemini: extra_content on a tool-call fragment is kept on that call', () => {
+    const signature = { google: { thought_signature: 'CiQBVKhc7g==' } };
+    const { result } = run([
+      toolChunk({ id: 'fc_1', type: 'function', extra_content: signature, function: fn('get_weather', '{"city":"Paris"}') }),
+      toolChunk({ id: 'fc_2', type: 'function', function: fn('get_time', '{}') }),
+      finish('tool_calls'),
+    ]);
+    expect(result?.choices[0]?.message.tool_calls).toEqual([
+      { id: 'fc_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' }, extra_content: signature },
+      { id: 'fc_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+    ]);
+  });
+
+  it('OpenRouter: reasoning_details arrays are concatenated over the deltas, objects merged, null ignored', () => {
+    const a = { type: 'reasoning.text', text: 'Let me', index: 0 };
+    const b = { type: 'reasoning.text', text: ' think', index: 0 };
+    const listener = new ChatStreamListener();
+    listener.push(chunk({ role: 'assistant', reasoning: 'Let me', reasoning_details: [a], meta: { one: 1 } }));
+    const before = listener.completion;
+    listener.push(chunk({ reasoning: ' think', reasoning_details: [b], meta: { two: 2 }, annotations: null }));
+    listener.push(finish('stop'));
+    const message = listener.end().choices[0]?.message;
+    expect(message).toEqual({
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'Let me think',
+      reasoning_details: [a, b],
+      meta: { one: 1, two: 2 },
+    });
+    // A snapshot taken earlier never changes as more deltas arrive.
+    expect(before.choices[0]?.message.reasoning_details).toEqual([a]);
+    expect(before.choices[0]?.message.meta).toEqual({ one: 1 });
   });
 });
