@@ -58,7 +58,7 @@ export function responsesToolLoopAdapter(
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
   return {
-    send(request, { signal, emit }) {
+    async send(request, { signal, emit }) {
       const input = toItems(request.input);
       const step = { ...request, input };
       if (request.store !== false && previous !== undefined && input.length >= previous.known) {
@@ -67,10 +67,9 @@ export function responsesToolLoopAdapter(
       }
       const handle = streamBody(transport, toRequestBody(step), { ...requestOptions, signal });
       if (emit) for (const name of FORWARDED) handle.on(name, emit);
-      return handle.final().then((response) => {
-        previous = { id: response.id, known: input.length + response.output.length };
-        return response;
-      });
+      const response = await handle.final();
+      previous = { id: response.id, known: input.length + response.output.length };
+      return response;
     },
     readTurn(response) {
       const calls = response.output.filter((item): item is FunctionCallItem => item.type === 'function_call');
