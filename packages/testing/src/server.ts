@@ -1,6 +1,7 @@
 /**
- * A scripted OpenAI-compatible model server on 127.0.0.1: real sockets, real SSE, realistic fragmentation.
- * For tests, examples and `npm start`.
+ * A scripted model server on 127.0.0.1 that speaks Chat Completions, Responses and Messages from one script: real
+ * sockets, real SSE, realistic fragmentation. For tests, examples and `npm start`. This file routes; chat.ts,
+ * responses.ts and messages.ts write the protocols.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,6 +48,7 @@ export type MockScript =
 
 /** Options of {@link startMockModel}. */
 export interface MockModelOptions {
+  /** The turns to answer, whichever of the three routes is called. */
   script: MockScript;
   /** Seeds the fragmenting and the generated ids; each request uses `seed + step`. Default 1. */
   seed?: number;
@@ -67,7 +69,7 @@ export interface RecordedRequest {
 
 /** A running mock model server. */
 export interface MockModel {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`: what the Anthropic client takes as `baseURL` (it appends `/v1/messages`). */
   url: string;
   /** `http://127.0.0.1:<port>/v1`: what an OpenAI client takes as `baseURL`. */
   baseURL: string;
