@@ -190,3 +190,91 @@ describe('collectMessage', () => {
     expect(released).toBe(true);
   });
 });
+
+describe('collectMessage over every StreamSource form', () => {
+  /** What a read gave: the message, or the error's class, message and partial. */
+  async function outcome(read: Promise<Message>): Promise<unknown> {
+    try {
+      return { message: await read };
+    } catch (error) {
+      const failure = error as Error & { partial?: unknown };
+      return { error: failure.name, message: failure.message, partial: failure.partial };
+    }
+  }
+
+  /** The text cut at the given character offsets. */
+  function pieces(text: string, cuts: number[]): string[] {
+    const out: string[] = [];
+    let from = 0;
+    for (const cut of [...new Set(cuts)].sort((a, b) => a - b)) {
+      out.push(text.slice(from, cut));
+      from = cut;
+    }
+    out.push(text.slice(from));
+    return out;
+  }
+
+  function stream<T>(parts: T[]): ReadableStream<T> {
+    return new ReadableStream<T>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part);
+        controller.close();
+      },
+    });
+  }
+
+  async function* iterate<T>(parts: T[]): AsyncGenerator<T> {
+    for (const part of parts) yield part;
+  }
+
+  const scenarios: Record<string, string> = {
+    complete: sseText(thinkingTextToolStream()),
+    'error first': sseText([overloaded(), ...helloStream()]),
+    'error after text': sseText([
+      messageStart(),
+      blockStart(0, { type: 'text', text: '' }),
+      delta(0, { type: 'text_delta', text: 'Grüße 🌍' }),
+      overloaded(),
+    ]),
+    'cut off': sseText(thinkingTextToolStream().slice(0, 7)),
+  };
+
+  it('a whole string collects like the bytes (the form that failed with "Cannot use \'in\' operator")', async () => {
+    const text = sseText(helloStream());
+    expect(await collectMessage(text)).toEqual(await collectMessage(chunks(text)));
+  });
+
+  it('every form and every chunking gives the same message or the same error and partial', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...Object.keys(scenarios)),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        async (name, offsets) => {
+          const text = scenarios[name] ?? '';
+          const cuts = offsets.map((offset) => offset % (text.length + 1));
+          const texts = pieces(text, cuts);
+          const bytes = texts.map((piece) => encoder.encode(piece));
+          const expected = await outcome(collectMessage(text));
+          const forms: Array<() => Parameters<typeof collectMessage>[0]> = [
+            () => new Response(stream(bytes)),
+            () => stream(bytes),
+            () => stream(texts),
+            () => iterate(bytes),
+            () => iterate(texts),
+          ];
+          for (const form of forms) expect(await outcome(collectMessage(form()))).toEqual(expected);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
+  it('a stream whose first event is an error gives an ApiError with partial null in every form', async () => {
+    const text = scenarios['error first'] ?? '';
+    for (const source of [text, new Response(text), iterate([text])]) {
+      const error = await rejection(collectMessage(source));
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error.partial).toBeNull();
+    }
+  });
+});

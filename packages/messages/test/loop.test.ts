@@ -1,7 +1,7 @@
 /** The Messages tool loop over a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
+import { AbortError, Ai4tsError, defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import {
@@ -11,6 +11,9 @@ import {
   streamMessagesToolLoop,
 } from '../src/index.js';
 import {
+  blockStart,
+  blockStop,
+  delta,
   messageDelta,
   messageStart,
   messageStop,
@@ -30,9 +33,13 @@ afterEach(async () => {
 });
 
 /** Serves the n-th scripted stream to the n-th request and records every request body. */
-async function serve(streams: Event[][]): Promise<{ transport: Transport; bodies: unknown[] }> {
+async function serve(
+  streams: Event[][],
+): Promise<{ transport: Transport; bodies: unknown[]; headers: Array<Record<string, unknown>> }> {
   const bodies: unknown[] = [];
+  const headers: Array<Record<string, unknown>> = [];
   const server = createServer((req, res) => {
+    headers.push(req.headers);
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => {
@@ -63,7 +70,7 @@ async function serve(streams: Event[][]): Promise<{ transport: Transport; bodies
     baseURL: `http://127.0.0.1:${port}/v1`,
     maxRetries: 0,
   });
-  return { transport, bodies };
+  return { transport, bodies, headers };
 }
 
 /** A get_weather tool that records the cities it ran for. */
@@ -208,6 +215,134 @@ describe('runMessagesToolLoop', () => {
       { id: 'toolu_A', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { id: 'toolu_B', name: 'get_weather', arguments: '{"city":"Rome"}' },
     ]);
+  });
+});
+
+describe('the loop request on the wire', () => {
+  it('sends no loop field and no empty tools, in the first and the follow-up request', async () => {
+    const { transport, bodies } = await serve([twoCalls(), answer('Done.')]);
+    const { tool } = weatherTool();
+    const steps: number[] = [];
+    const looped: MessageLoopRequest = {
+      ...request([tool]),
+      maxSteps: 3,
+      concurrency: 1,
+      passThroughToolCalls: false,
+      onStepFinish: (step) => {
+        steps.push(step.step);
+      },
+      onToolCall: () => 'allow',
+      prepareStep: () => undefined,
+    };
+    await runMessagesToolLoop(transport, looped);
+
+    expect(steps).toEqual([1, 2]);
+    expect(bodies[0]).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
+      tools: [toAnthropicTool(tool)],
+      stream: true,
+    });
+    for (const body of bodies) {
+      expect(Object.keys(body as object).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream', 'tools']);
+    }
+  });
+
+  it('a loop field alone runs the loop; an empty tools array is not sent', async () => {
+    const { transport, bodies } = await serve([answer('Hi.')]);
+    const result = await runMessagesToolLoop(transport, { ...request([]), maxSteps: 1 });
+    expect(result.text).toBe('Hi.');
+    expect(bodies[0]).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
+      stream: true,
+    });
+  });
+
+  it('the per-request options apply to every step', async () => {
+    const { transport, bodies, headers } = await serve([twoCalls(), answer('Done.')]);
+    const { tool } = weatherTool();
+    await runMessagesToolLoop(transport, request([tool]), {
+      headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' },
+      extraBody: { top_k: 3 },
+      idleTimeout: 5000,
+    });
+    expect(headers.map((h) => h['anthropic-beta'])).toEqual([
+      'interleaved-thinking-2025-05-14',
+      'interleaved-thinking-2025-05-14',
+    ]);
+    expect(bodies.map((body) => (body as { top_k?: number }).top_k)).toEqual([3, 3]);
+  });
+
+  it("the options' signal aborts the loop with an AbortError", async () => {
+    const { transport } = await serve([twoCalls(), answer('Done.')]);
+    const controller = new AbortController();
+    const tool = defineTool({
+      name: 'get_weather',
+      parameters: z.object({ city: z.string() }),
+      execute: () => {
+        controller.abort();
+        return 'sunny';
+      },
+    });
+    const error = await runMessagesToolLoop(transport, request([tool]), { signal: controller.signal }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AbortError);
+  });
+
+  it('an invalid request rejects with an Ai4tsError before anything is sent', async () => {
+    const { transport, bodies } = await serve([answer('never')]);
+    const { tool } = weatherTool();
+    const error = await runMessagesToolLoop(transport, { ...request([tool]), max_tokens: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ai4tsError);
+    expect((error as Error).message).toMatch(/max_tokens/);
+    expect(bodies).toEqual([]);
+  });
+});
+
+describe('the assistant turn goes back as received', () => {
+  it('keeps thinking with its signature, unknown blocks and every unknown field of a block', async () => {
+    const withExtras: Event[] = [
+      messageStart({ input_tokens: 100, output_tokens: 1 }),
+      blockStart(0, { type: 'thinking', thinking: '', signature: '', vendor_note: { depth: 2 } }),
+      delta(0, { type: 'thinking_delta', thinking: 'Paris first.' }),
+      delta(0, { type: 'signature_delta', signature: 'EuYBCkQYAiJA' }),
+      blockStop(0),
+      blockStart(1, { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' }),
+      blockStop(1),
+      blockStart(2, { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'lookup', server_name: 'atlas', input: { q: 'Paris' } }),
+      blockStop(2),
+      blockStart(3, { type: 'text', text: '', citations: null }),
+      delta(3, { type: 'text_delta', text: 'Checking.' }),
+      blockStop(3),
+      blockStart(4, { type: 'tool_use', id: 'toolu_A', name: 'get_weather', input: {}, caller: { type: 'direct' } }),
+      delta(4, { type: 'input_json_delta', partial_json: '{"city": "Paris"}' }),
+      blockStop(4),
+      messageDelta('tool_use', { output_tokens: 20 }),
+      messageStop,
+    ];
+    const { transport, bodies } = await serve([withExtras, answer('Paris 18.')]);
+    const { tool } = weatherTool();
+    await runMessagesToolLoop(transport, request([tool]));
+
+    const second = bodies[1] as { messages: unknown[] };
+    expect(second.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Paris first.', signature: 'EuYBCkQYAiJA', vendor_note: { depth: 2 } },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' },
+        { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'lookup', server_name: 'atlas', input: { q: 'Paris' } },
+        { type: 'text', text: 'Checking.', citations: null },
+        { type: 'tool_use', id: 'toolu_A', name: 'get_weather', input: { city: 'Paris' }, caller: { type: 'direct' } },
+      ],
+    });
+    expect(second.messages[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_A', content: '{"city":"Paris","celsius":18}' }],
+    });
   });
 });
 

@@ -1,9 +1,15 @@
 /** Request and response shapes of the service, against msw. */
-import { ApiError, Ai4tsError, BadRequestError, Transport } from '@ai4ts/core';
+import { Ai4tsError, ApiError, BadRequestError, ProtocolError, Transport } from '@ai4ts/core';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Message, MessagesService, type MessageCreateParams } from '../src/index.js';
+import {
+  type Message,
+  type MessageCreateParams,
+  MessageStream,
+  MessagesService,
+  streamMessage,
+} from '../src/index.js';
 import { helloStream, sseText, thinkingTextToolStream } from './fixtures.js';
 
 const BASE = 'https://api.anthropic.com/v1';
@@ -96,6 +102,54 @@ describe('MessagesService.create', () => {
     expect(error).toBeInstanceOf(Ai4tsError);
     expect((error as Error).message).toMatch(/max_tokens/);
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe('MessagesService.create: what the body holds', () => {
+  it('the exact wire body: no empty tools, no undefined field, stream false', async () => {
+    answer(() => HttpResponse.json(final));
+    await service().create({ ...request, tools: [], temperature: undefined });
+    expect(seen[0]?.body).toEqual({ ...request, stream: false });
+  });
+
+  it('a 200 body holding { error } is the ApiError', async () => {
+    answer(() => HttpResponse.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+    const error = await service()
+      .create(request)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).type).toBe('overloaded_error');
+  });
+
+  it('a body that is not JSON, or JSON that is not a message, is a ProtocolError with the body', async () => {
+    answer(() => new HttpResponse('<html>bad gateway</html>', { headers: { 'content-type': 'text/html' } }));
+    const html = await service()
+      .create(request)
+      .catch((e: unknown) => e);
+    expect(html).toBeInstanceOf(ProtocolError);
+    expect((html as ProtocolError).line).toBe('<html>bad gateway</html>');
+    answer(() => HttpResponse.json({ object: 'chat.completion', choices: [] }));
+    await expect(service().create(request)).rejects.toThrow(/not a Messages message/);
+  });
+});
+
+describe('streamMessage', () => {
+  it('returns the running handle (not a Promise); an invalid request throws synchronously', async () => {
+    answer(() => sse(sseText(helloStream())));
+    const transport = new Transport({ provider: 'anthropic', apiKey: 'sk-ant-test-key' });
+    expect(() => streamMessage(transport, { ...request, model: '' })).toThrow(Ai4tsError);
+    const stream = streamMessage(transport, { ...request, tools: [] });
+    expect(stream).toBeInstanceOf(MessageStream);
+    expect((await stream.final()).content).toEqual([{ type: 'text', text: 'Hello!' }]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.body).toEqual({ ...request, stream: true });
+  });
+
+  it('toReadableStream() is the SSE of the normalized events, then done', async () => {
+    answer(() => sse(sseText(helloStream())));
+    const text = await new Response(service().stream(request).toReadableStream()).text();
+    const names = [...text.matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
+    expect(names).toEqual(['usage', 'content', 'content', 'usage', 'finish', 'done']);
   });
 });
 
