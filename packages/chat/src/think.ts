@@ -29,6 +29,7 @@ export class ThinkTagSplitter {
     return this.#inside;
   }
 
+  /** Splits one content delta, holding back an end that may start a tag until the next delta or {@link flush}. */
   push(delta: string, sink: ThinkSink): void {
     const s = this.#held === '' ? delta : this.#held + delta;
     this.#held = '';
