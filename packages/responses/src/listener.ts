@@ -41,6 +41,7 @@ import type {
   FunctionCallItem,
   OutputItem,
   OutputItemEvent,
+  OutputTextAnnotationAddedEvent,
   ReasoningSummaryPartEvent,
   ResponseLifecycleEvent,
   ResponseObject,
@@ -69,6 +70,12 @@ export interface ResponseStreamEvents extends Pick<NormalizedEvents, StreamEvent
 interface ItemAddress {
   output_index?: unknown;
   item_id?: unknown;
+}
+
+/** Where a text event points: its item, and the part within it. */
+interface TextAddress extends ItemAddress {
+  content_index?: unknown;
+  summary_index?: unknown;
 }
 
 /**
@@ -483,13 +490,15 @@ export class ResponseStreamListener
     return true;
   }
 
-  #annotation(event: { annotation?: unknown; annotation_index?: unknown } & TextAddress): boolean {
-    const slot = isRecord(event.annotation) ? this.#slot('output_text', event) : undefined;
-    const part = slot?.holder;
-    if (!part || !Array.isArray(part.annotations) || !isRecord(event.annotation)) return false;
+  /** An annotation joins its `output_text` part (created when the stream skipped it). */
+  #annotation(event: OutputTextAnnotationAddedEvent): boolean {
+    const annotation = event.annotation;
+    if (!isRecord(annotation)) return false;
+    const part = this.#slot('output_text', event)?.holder;
+    if (!part || !Array.isArray(part.annotations)) return false;
     const at = event.annotation_index ?? part.annotations.length;
     if (!isIndex(at) || !isSlot(part.annotations, at)) return false;
-    part.annotations[at] = { ...event.annotation };
+    part.annotations[at] = { ...annotation };
     return true;
   }
 
@@ -670,10 +679,4 @@ export class ResponseStreamListener
     this.#text = this.outputText;
     this.#summary = this.reasoningSummary;
   }
-}
-
-/** Where a text event points: its item, and the part within it. */
-interface TextAddress extends ItemAddress {
-  content_index?: unknown;
-  summary_index?: unknown;
 }

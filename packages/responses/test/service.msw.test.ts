@@ -192,6 +192,23 @@ describe('ResponsesService over msw', () => {
     expect(seen[0]?.headers.get('x-step')).toBe('1');
   });
 
+  it('a truncated response (response.incomplete) is a completed stream whose finish reason is length', async () => {
+    const s = new Script().start().message(0, 'msg_1', ['Once upon']);
+    s.add('response.incomplete', {
+      response: baseResponse({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }),
+    });
+    answer(() => sse(s.events));
+    const stream = service().stream({ model: 'gpt-5', input: 'x', max_output_tokens: 3 });
+    const finish: string[] = [];
+    for await (const event of stream) if (event.type === 'finish') finish.push(event.finishReason);
+    const response = await stream.final();
+    expect(finish).toEqual(['length']);
+    expect(response.status).toBe('incomplete');
+    expect(response.output_text).toBe('Once upon');
+    expect(stream.listener.status).toBe('completed');
+    expect(stream.listener.error).toBeUndefined();
+  });
+
   it('streamResponse() throws an invalid request synchronously, before sending', () => {
     const transport = new Transport({ baseURL: API, apiKey: 'sk-test', maxRetries: 0 });
     expect(() => streamResponse(transport, { model: '' })).toThrow(/Invalid Responses request/);
