@@ -1,7 +1,8 @@
 /**
- * The OpenAI Responses API shapes ai4ts reads and rebuilds: the response object, its output items and the
- * streaming events. Only the fields ai4ts relies on are spelled out; everything else passes through untouched
- * (every object keeps an index signature), so a newer API field is never lost.
+ * The OpenAI Responses API shapes: the request, the response object, its output items and the streaming events.
+ * Of what the server sends only the fields ai4ts relies on are spelled out; everything else passes through
+ * untouched (every received object keeps an index signature), so a newer API field is never lost. The request
+ * lists the documented fields; others go in the request options' `extraBody`.
  */
 import type { ResponsesTool } from '@ai4ts/core';
 
