@@ -15,7 +15,7 @@
  */
 import type { SseEvent } from '@ai4ts/sse';
 import type { Ai4tsError } from './errors.js';
-import { toAi4tsError } from './internal/fail.js';
+import { readErrorResponse, toAi4tsError } from './internal/fail.js';
 import { type StreamSource, sseEventsOf } from './source.js';
 
 /** Where a listener's stream stands; the same four values and meanings in every protocol. */
@@ -78,18 +78,22 @@ export async function readInto<Final>(
   return listener.end();
 }
 
-/** Reads a whole {@link StreamSource} (any form) into `listener`: {@link readInto} over its SSE events. */
-export function collectInto<Final>(
+/**
+ * Reads a whole {@link StreamSource} (any form) into `listener`: {@link readInto} over its SSE events. A `Response`
+ * with an error status rejects with the typed ApiError of its body instead (recorded by the listener).
+ */
+export async function collectInto<Final>(
   source: StreamSource,
   listener: StreamListener<Final>,
   options: ReadOptions = {},
 ): Promise<Final> {
   const { signal, maxEventSize } = options;
+  if (source instanceof Response && !source.ok) throw listener.fail(await readErrorResponse(source, { signal }));
   let events: AsyncIterable<SseEvent>;
   try {
     events = sseEventsOf(source, { signal, maxEventSize });
   } catch (error) {
-    return Promise.reject(listener.fail(toAi4tsError(error, { signal })));
+    throw listener.fail(toAi4tsError(error, { signal }));
   }
   return readInto(events, listener, signal);
 }

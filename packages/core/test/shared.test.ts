@@ -160,6 +160,16 @@ describe('collectInto', () => {
     expect((bad as ProtocolError).partial).toBe(5);
   });
 
+  it('a Response with an error status is its typed ApiError, recorded by the listener', async () => {
+    const listener = new SumListener();
+    const error = await collectInto(new Response('{"error":{"message":"slow down"}}', { status: 429 }), listener).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(429);
+    expect(listener.error).toBe(error);
+  });
+
   it('a source that breaks is a ConnectionError with the partial', async () => {
     const source = (async function* () {
       yield 'data: 4\n\n';

@@ -1,6 +1,5 @@
 /** A Responses stream, in any source form, to the final response object. */
 import { collectInto, type ReadOptions, type StreamSource } from '@ai4ts/core';
-import { readErrorResponse } from '@ai4ts/core/internal';
 import { ResponseStreamListener } from './listener.js';
 import type { ResponseObject } from './types.js';
 
@@ -20,13 +19,7 @@ export interface CollectResponseOptions extends ReadOptions {
  * so far as `partial`, the same whatever the form and chunking of the source. A `Response` with an error status
  * rejects with the typed `ApiError` of its body, without `partial`. Reading stops at the terminal event.
  */
-export async function collectResponse(
-  source: StreamSource,
-  options: CollectResponseOptions = {},
-): Promise<ResponseObject> {
+export function collectResponse(source: StreamSource, options: CollectResponseOptions = {}): Promise<ResponseObject> {
   const { listener = new ResponseStreamListener(), ...read } = options;
-  if (source instanceof Response && !source.ok) {
-    throw listener.fail(await readErrorResponse(source, { signal: read.signal }));
-  }
   return collectInto(source, listener, read);
 }
