@@ -361,7 +361,9 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
       if (key !== 'content' && key !== 'usage' && value !== undefined) message[key] = value;
     if (!event.usage) return;
     const usage: MessageUsage = { ...message.usage };
-    for (const [key, value] of Object.entries(event.usage)) if (value !== null && value !== undefined) usage[key] = value;
+    for (const [key, value] of Object.entries(event.usage)) {
+      if (value !== null && value !== undefined) usage[key] = value;
+    }
     message.usage = usage;
     this.#emitUsage(usage);
   }
@@ -393,7 +395,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     this.emit('usage', { type: 'usage', usage: toChatUsage(raw), raw });
   }
 
-  /** The message being built; content and message_delta events are only valid between message_start and message_stop. */
+  /** The message being built: content and message_delta events are valid only after message_start. */
   #current(event: RawMessageStreamEvent): Message {
     if (!this.#message) throw this.#protocol(`${event.type} before message_start`, event);
     return this.#message;

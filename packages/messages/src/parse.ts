@@ -95,7 +95,7 @@ function readUsage(usage: Record<string, unknown>): MessageUsage {
 }
 
 /** A content block: a known type with its fields checked, any other type as sent. */
-export function readBlock(block: Record<string, unknown>, line: () => string): AnyContentBlock {
+function readBlock(block: Record<string, unknown>, line: () => string): AnyContentBlock {
   const { type } = block;
   switch (type) {
     case 'text':
@@ -136,18 +136,18 @@ function readDelta(delta: Record<string, unknown>, line: () => string): ContentB
   };
   switch (delta.type) {
     case 'text_delta':
-      return { type: 'text_delta', text: field('text') };
+      return { ...delta, type: 'text_delta', text: field('text') };
     case 'thinking_delta':
-      return { type: 'thinking_delta', thinking: field('thinking') };
+      return { ...delta, type: 'thinking_delta', thinking: field('thinking') };
     case 'signature_delta':
-      return { type: 'signature_delta', signature: field('signature') };
+      return { ...delta, type: 'signature_delta', signature: field('signature') };
     case 'input_json_delta':
-      return { type: 'input_json_delta', partial_json: field('partial_json') };
+      return { ...delta, type: 'input_json_delta', partial_json: field('partial_json') };
     case 'citations_delta': {
       const { citation } = delta;
       if (!isRecord(citation) || typeof citation.type !== 'string')
         throw protocolError('A citations_delta without a citation', line());
-      return { type: 'citations_delta', citation: { ...citation, type: citation.type } };
+      return { ...delta, type: 'citations_delta', citation: { ...citation, type: citation.type } };
     }
   }
   return undefined;

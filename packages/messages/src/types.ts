@@ -69,11 +69,18 @@ export interface WebSearchResultBlock {
   [key: string]: unknown;
 }
 
+/** Why a web search failed (`max_uses_exceeded`, `too_many_requests`, ...). */
+export interface WebSearchToolResultError {
+  type: 'web_search_tool_result_error';
+  error_code: string;
+  [key: string]: unknown;
+}
+
 /** The result of a `web_search` server tool call, which the server ran: the results, or an error code. */
 export interface WebSearchToolResultBlock {
   type: 'web_search_tool_result';
   tool_use_id: string;
-  content: WebSearchResultBlock[] | { type: 'web_search_tool_result_error'; error_code: string; [key: string]: unknown };
+  content: WebSearchResultBlock[] | WebSearchToolResultError;
 }
 
 /**

@@ -135,6 +135,16 @@ describe('MessageStreamListener: push and pushSse', () => {
     ).toThrow(/text_delta without its text/);
   });
 
+  it('the recorded raw events keep the fields ai4ts does not read', () => {
+    const listener = new MessageStreamListener();
+    const raw: unknown[] = [];
+    listener.on('event', (event) => raw.push(event));
+    const extra = { type: 'content_block_delta', index: 0, trace: 't1', delta: { type: 'text_delta', text: 'a', logprob: -0.1 } };
+    feed(listener, [messageStart(), blockStart(0, { type: 'text', text: '' }), extra]);
+    expect(listener.events[2]).toEqual(extra);
+    expect(raw[2]).toEqual(extra);
+  });
+
   it('message_delta fields beside the stop reason become message fields', () => {
     const listener = new MessageStreamListener();
     feed(listener, [
