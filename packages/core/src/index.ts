@@ -49,6 +49,15 @@ export {
   type StreamListener,
 } from './listener.js';
 export type { StreamSource } from './source.js';
-export { EventStream, type StreamEventHandler, type StreamEventName, type StreamRun } from './stream.js';
+export {
+  EventStream,
+  ListenerStream,
+  type OpenEvents,
+  type StreamEventHandler,
+  type StreamEventHandlers,
+  type StreamEventName,
+  type StreamEventSource,
+  type StreamRun,
+} from './stream.js';
 export * from './tools/index.js';
 export * from './transport/index.js';

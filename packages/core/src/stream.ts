@@ -11,10 +11,12 @@
  * - A failure nobody awaits is never an unhandled rejection; `final()` rejects with an {@link Ai4tsError} whose
  *   `partial` holds what arrived.
  */
-import { encodeSse } from '@ai4ts/sse';
+import { encodeSse, type SseEvent } from '@ai4ts/sse';
 import type { EventEmitter } from 'eventemitter3';
 import { type Ai4tsError, ApiError } from './errors.js';
+import { type HandlersOf, STREAM_EVENT_NAMES, type StreamEvent } from './events.js';
 import { toAi4tsError } from './internal/fail.js';
+import { readInto, type StreamListener } from './listener.js';
 
 /**
  * Runs the stream: call `push` with each event to yield, in order, and resolve to the final result. `signal`
@@ -177,4 +179,53 @@ function errorFrame(error: Ai4tsError): { name: string; message: string; code?: 
   return code === undefined
     ? { name: error.name, message: error.message }
     : { name: error.name, message: error.message, code };
+}
+
+/** Opens the SSE events of one request; `signal` aborts it (the caller's signal or the handle's `abort()`). */
+export type OpenEvents = (signal: AbortSignal) => Promise<AsyncIterable<SseEvent>>;
+
+/** What a {@link ListenerStream} needs of its listener's emitter: subscribing to the stream events. */
+export interface StreamEventSource {
+  on(event: StreamEvent['type'], handler: (event: StreamEvent) => void): unknown;
+}
+
+/** The handlers of the events a model stream yields: what a {@link ListenerStream} forwards from its listener. */
+export type StreamEventHandlers = HandlersOf<StreamEvent>;
+
+/**
+ * The handle of one streamed model request, for every protocol: it opens the request, reads its events into the
+ * protocol's listener with {@link readInto}, and yields the listener's {@link StreamEvent}s. A failure to open
+ * (an HTTP status, a refused connection) is recorded by the listener, so `partial` follows the listener's rule.
+ * A protocol's stream only names its listener and result.
+ */
+export class ListenerStream<
+  Listener extends StreamListener<Final> & EventEmitter<Events> & StreamEventSource,
+  Final,
+  Events extends StreamEventHandlers,
+> extends EventStream<StreamEvent, Final, Events> {
+  /** The protocol's state, readable at any moment (text so far, tool calls, status, ...). */
+  readonly listener: Listener;
+
+  /**
+   * @param listener Receives every event; attach handlers to it or to the handle.
+   * @param open Sends the request.
+   * @param signal The caller's signal; aborting it aborts the stream.
+   */
+  constructor(listener: Listener, open: OpenEvents, signal?: AbortSignal) {
+    super(
+      async (push, combined) => {
+        for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
+        let events: AsyncIterable<SseEvent>;
+        try {
+          events = await open(combined);
+        } catch (error) {
+          throw listener.fail(toAi4tsError(error, { signal: combined }));
+        }
+        return readInto(events, listener, combined);
+      },
+      listener,
+      signal,
+    );
+    this.listener = listener;
+  }
 }
