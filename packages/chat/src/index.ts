@@ -21,6 +21,7 @@ export {
   runChatToolLoop,
   streamChatToolLoop,
 } from './loop.js';
+export { CHAT_COMPLETIONS_PATH, type ChatRequestOptions } from './request.js';
 export { ChatService } from './service.js';
-export { ChatStream, type ChatStreamInit, type ChatStreamRunner, streamChatCompletion } from './stream.js';
+export { ChatStream, streamChatCompletion } from './stream.js';
 export * from './types.js';

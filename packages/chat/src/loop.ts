@@ -18,14 +18,8 @@ import {
 } from '@ai4ts/core';
 import { loopOptionsOf } from '@ai4ts/core/internal';
 import { streamWireBody } from './stream.js';
-import {
-  type ChatCompletion,
-  type ChatCompletionRequest,
-  type ChatMessage,
-  type ChatRequestOptions,
-  type ChatWireTool,
-  toWireRequest,
-} from './types.js';
+import { type ChatRequestOptions, toWireRequest } from './request.js';
+import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool } from './types.js';
 
 /**
  * `T` without its `tools`. `Omit` would not do: on a type with an index signature (the request is a loose object)

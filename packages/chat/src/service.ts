@@ -3,17 +3,16 @@ import { ProtocolError, type Transport } from '@ai4ts/core';
 import { isRecord, readCreated } from '@ai4ts/core/internal';
 import { ChatStreamListener } from './listener.js';
 import { type ChatStream, streamChatCompletion } from './stream.js';
-import {
-  CHAT_COMPLETIONS_PATH,
-  type ChatCompletion,
-  type ChatCompletionRequest,
-  type ChatRequestOptions,
-  toWireRequest,
-} from './types.js';
+import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
+import type { ChatCompletion, ChatCompletionRequest } from './types.js';
 
 /** Chat Completions for one Transport (one provider). The tool loop is `runChatToolLoop` / `streamChatToolLoop`. */
 export class ChatService {
-  constructor(readonly transport: Transport) {}
+  readonly #transport: Transport;
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
 
   /**
    * One non-streaming request: {@link toWireRequest}'s body without `stream` or `stream_options`. Returns the
@@ -29,7 +28,7 @@ export class ChatService {
     delete body.stream;
     delete body.stream_options;
     const { thinkTags, ...requestOptions } = options;
-    const response = await this.transport.request(CHAT_COMPLETIONS_PATH, {
+    const response = await this.#transport.request(CHAT_COMPLETIONS_PATH, {
       method: 'POST',
       body,
       options: requestOptions,
@@ -43,7 +42,7 @@ export class ChatService {
 
   /** One streaming request; see {@link streamChatCompletion}. Throws Ai4tsError synchronously for an invalid request. */
   stream(request: ChatCompletionRequest, options: ChatRequestOptions = {}): ChatStream {
-    return streamChatCompletion(this.transport, request, options);
+    return streamChatCompletion(this.#transport, request, options);
   }
 }
 

@@ -1,35 +1,20 @@
 /**
- * ChatStream: one streaming Chat Completions request as an {@link EventStream}, and `streamChatCompletion`, the
- * single streamed step the service and the tool loop both use.
+ * ChatStream: one streaming Chat Completions request, and `streamChatCompletion`, the single streamed step the
+ * service and the tool loop both use.
  */
-import { EventStream, readInto, STREAM_EVENT_NAMES, type StreamEvent, type Transport } from '@ai4ts/core';
-import { toAi4tsError } from '@ai4ts/core/internal';
+import { ListenerStream, type Transport } from '@ai4ts/core';
 import type { SseEvent } from '@ai4ts/sse';
-import { type ChatStreamEvents, ChatStreamListener, type ChatStreamListenerOptions } from './listener.js';
-import {
-  CHAT_COMPLETIONS_PATH,
-  type ChatCompletion,
-  type ChatCompletionRequest,
-  type ChatRequestOptions,
-  toWireRequest,
-} from './types.js';
-
-/** Runs the request: feeds `listener` and resolves to the completion (or rejects with the listener's error). */
-export type ChatStreamRunner = (listener: ChatStreamListener, signal: AbortSignal) => Promise<ChatCompletion>;
-
-/** Options of a {@link ChatStream}: the caller's signal and the listener's options. */
-export interface ChatStreamInit extends ChatStreamListenerOptions {
-  /** The caller's signal; `abort()` works as well. */
-  signal?: AbortSignal | undefined;
-}
+import { type ChatStreamEvents, ChatStreamListener } from './listener.js';
+import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
+import type { ChatCompletion, ChatCompletionRequest } from './types.js';
 
 /**
- * A streaming chat request in flight, with the rules of every {@link EventStream}: it starts when created and
- * buffers its events from the first, every `for await` yields them all (the normalized {@link StreamEvent}s:
- * content, reasoning, tool calls, usage, finish), leaving a loop early aborts a running request, and `final()`
- * resolves to the completion or rejects with the typed error (`partial`: the completion so far, possibly the empty
- * one when the request failed before the first byte). Chat's own `refusal` and `chunk` events, and `error`, come
- * through `on()`; `listener` holds the merged state at any moment.
+ * A streaming chat request in flight: core's {@link ListenerStream}, with the rules of every stream handle. It
+ * starts when created and buffers its events from the first; every `for await` yields them all (content,
+ * reasoning, tool calls, usage, finish); leaving a loop early aborts a running request; `final()` resolves to the
+ * completion or rejects with the typed error (`partial`: the completion so far, the empty one when the request
+ * failed before the first byte). Chat's own `refusal` and `chunk` events, and `error`, come through `on()`;
+ * `listener` holds the merged state at any moment.
  *
  * ```ts
  * const stream = chat.stream({ model, messages });
@@ -37,23 +22,7 @@ export interface ChatStreamInit extends ChatStreamListenerOptions {
  * const completion = await stream.final();
  * ```
  */
-export class ChatStream extends EventStream<StreamEvent, ChatCompletion, ChatStreamEvents> {
-  /** The merged state, readable at any moment (`content`, `reasoning`, `toolCalls`, `status`, ...). */
-  readonly listener: ChatStreamListener;
-
-  constructor(run: ChatStreamRunner, init: ChatStreamInit = {}) {
-    const listener = new ChatStreamListener(init);
-    super(
-      (push, signal) => {
-        for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
-        return run(listener, signal);
-      },
-      listener,
-      init.signal,
-    );
-    this.listener = listener;
-  }
-}
+export class ChatStream extends ListenerStream<ChatStreamListener, ChatCompletion, ChatStreamEvents> {}
 
 /**
  * Sends one streaming request and returns its {@link ChatStream}, already running. The body is
@@ -82,21 +51,19 @@ export function streamWireBody(
   if (body.stream_options === undefined && transport.provider.quirks.streamOptions) {
     body.stream_options = { include_usage: true };
   }
-  const { thinkTags, signal: callerSignal, ...requestOptions } = options;
+  const { thinkTags, signal, ...requestOptions } = options;
   return new ChatStream(
-    async (listener, signal) => {
-      let events: AsyncIterable<SseEvent>;
-      try {
-        const stream = await transport.stream(CHAT_COMPLETIONS_PATH, { body, options: { ...requestOptions, signal } });
-        // Some servers ignore `stream: true` and answer one JSON completion: read it as a single event.
-        const json = stream.response.headers.get('content-type')?.includes('application/json');
-        events = json ? wholeBody(stream.response) : stream;
-      } catch (error) {
-        throw listener.fail(toAi4tsError(error, { signal }));
-      }
-      return readInto(events, listener, signal);
+    new ChatStreamListener({ thinkTags }),
+    async (combined) => {
+      const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
+        body,
+        options: { ...requestOptions, signal: combined },
+      });
+      // Some servers ignore `stream: true` and answer one JSON completion: read it as a single event.
+      const json = stream.response.headers.get('content-type')?.includes('application/json');
+      return json ? wholeBody(stream.response) : stream;
     },
-    { signal: callerSignal, thinkTags },
+    signal,
   );
 }
 

@@ -1,15 +1,10 @@
 /**
- * The Chat Completions wire: the endpoint, the request (with its zod schema, checked once per call at the
- * boundary, and {@link toWireRequest} building the body), the streamed chunk and the final completion. Chunks are
- * not zod-parsed: the listener checks them by hand.
+ * The Chat Completions wire: the request (with its zod schema, checked once per call at the boundary), the
+ * streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them by hand.
  */
-import { Ai4tsError, type ChatTool, type FinishReason, type RequestOptions, toChatTool, type Usage } from '@ai4ts/core';
-import { isRecord, toWireBody } from '@ai4ts/core/internal';
+import type { ChatTool, FinishReason, Usage } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
-import type { ChatLoopRequest } from './loop.js';
-
-/** The endpoint, relative to the provider's baseURL. */
-export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 
 /** A content part of a user message (text or image; other provider parts pass through). */
 export const ContentPartSchema = z.looseObject({ type: z.string() });
@@ -70,28 +65,6 @@ export type ContentPart = z.infer<typeof ContentPartSchema>;
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 /** One plain Chat Completions request: the wire fields only (no tool-loop fields, no `defineTool` tools). */
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
-
-/** Per-request options, the same in plain and loop mode: the transport's overrides plus `thinkTags`. */
-export interface ChatRequestOptions extends RequestOptions {
-  /** Move `<think>...</think>` text out of streamed content into the reasoning. Default true. */
-  thinkTags?: boolean;
-}
-
-/**
- * The request as the API receives it, built by core's `toWireBody`: loop fields, `undefined` values and an empty
- * `tools` array left off, tools made by `defineTool` converted with `toChatTool`, everything else (OpenAI's fields
- * and any provider's own) kept. Never mutates `request`.
- *
- * @throws Ai4tsError (synchronously, no `partial`) when `model` or `messages` fail {@link ChatCompletionRequestSchema}.
- */
-export function toWireRequest(request: ChatCompletionRequest | ChatLoopRequest): Record<string, unknown> {
-  const body = toWireBody(request, toChatTool);
-  const checked = ChatCompletionRequestSchema.safeParse(body);
-  if (!checked.success) {
-    throw new Ai4tsError(`Invalid chat request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
-  }
-  return body;
-}
 
 /**
  * A complete tool call in a completion. Fields the provider sent beside the known ones (Gemini's

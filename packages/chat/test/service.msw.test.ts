@@ -8,7 +8,8 @@ import {
   Transport,
   toChatTool,
 } from '@ai4ts/core';
-import { type ChatLoopRequest, ChatService, collectChatCompletion, toWireRequest } from '@ai4ts/chat';
+import { type ChatLoopRequest, ChatService, collectChatCompletion } from '@ai4ts/chat';
+import { toWireRequest } from '../src/request.js';
 import { encodeSse, parseSse } from '@ai4ts/sse';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';

@@ -1,6 +1,5 @@
 /** ChatStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
-import { ChatStream } from '@ai4ts/chat';
-import { readInto } from '@ai4ts/core';
+import { ChatStream, ChatStreamListener } from '@ai4ts/chat';
 import { parseSse } from '@ai4ts/sse';
 import { describeStreamHandle } from '../../core/test/handle-suite.js';
 import { chunk, finish, sse } from './helpers.js';
@@ -20,7 +19,7 @@ function scripted(text: string, hang = false): { handle: ChatStream; arrived: Pr
       else await new Promise(() => undefined);
     },
   });
-  const handle = new ChatStream((listener, signal) => readInto(parseSse(body, { signal }), listener, signal));
+  const handle = new ChatStream(new ChatStreamListener(), async (signal) => parseSse(body, { signal }));
   const arrived = new Promise<void>((resolve) => handle.once('content', () => resolve()));
   return { handle, arrived };
 }

@@ -4,7 +4,7 @@
  * requests over a Transport, `runMessagesToolLoop` / `streamMessagesToolLoop` run the tool loop, and
  * `toChatCompletion` gives the chat-shaped view.
  */
-export { type ChatCompletionView, toChatCompletion, toChatUsage, toFinishReason } from './chat.js';
+export { type ChatCompletionView, toChatCompletion } from './convert.js';
 export { type CollectMessageOptions, collectMessage } from './collect.js';
 export { type MessageStreamEvents, MessageStreamListener } from './listener.js';
 export {
@@ -16,7 +16,8 @@ export {
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from './loop.js';
+export { MESSAGES_PATH, type MessageRequestOptions } from './request.js';
 export { MessagesService } from './service.js';
-export { MessageStream, type MessageStreamRunner, streamMessage, toWireRequest } from './stream.js';
+export { MessageStream, streamMessage } from './stream.js';
 export { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 export * from './types.js';

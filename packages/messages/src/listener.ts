@@ -13,7 +13,7 @@ import {
 import { isRecord, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
-import { toChatUsage, toFinishReason } from './chat.js';
+import { toChatUsage, toFinishReason } from './convert.js';
 import { readEvent } from './parse.js';
 import {
   type AnyContentBlock,

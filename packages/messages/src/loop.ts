@@ -18,15 +18,15 @@ import {
   type Transport,
 } from '@ai4ts/core';
 import { loopOptionsOf } from '@ai4ts/core/internal';
-import { toChatUsage, toFinishReason } from './chat.js';
-import { streamWireBody, toWireRequest } from './stream.js';
+import { toChatUsage, toFinishReason } from './convert.js';
+import { streamWireBody } from './stream.js';
+import { type MessageRequestOptions, toWireRequest } from './request.js';
 import { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 import {
   isTextBlock,
   type Message,
   type MessageCreateParams,
   type MessageParam,
-  type MessageRequestOptions,
   type MessageTool,
 } from './types.js';
 

@@ -5,13 +5,18 @@ import type { Transport } from '@ai4ts/core';
 import { readCreated } from '@ai4ts/core/internal';
 import { MessageStreamListener } from './listener.js';
 import { readCreatedMessage } from './parse.js';
-import { type MessageStream, streamMessage, toWireRequest } from './stream.js';
-import { MESSAGES_PATH, type Message, type MessageCreateParams, type MessageRequestOptions } from './types.js';
+import { MESSAGES_PATH, type MessageRequestOptions, toWireRequest } from './request.js';
+import { type MessageStream, streamMessage } from './stream.js';
+import type { Message, MessageCreateParams } from './types.js';
 
 /** The Messages API: `create` for the whole message, `stream` to watch it arrive. Plain requests only. */
 export class MessagesService {
   /** Give it a Transport for an Anthropic-style API, e.g. `new Transport({ provider: 'anthropic' })`. */
-  constructor(readonly transport: Transport) {}
+  readonly #transport: Transport;
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
 
   /**
    * Sends a non-streaming request (`stream: false`) and resolves to the message. A server that answers with SSE
@@ -23,7 +28,7 @@ export class MessagesService {
    */
   async create(request: MessageCreateParams, options: MessageRequestOptions = {}): Promise<Message> {
     const body = { ...toWireRequest(request), stream: false };
-    const response = await this.transport.request(MESSAGES_PATH, { method: 'POST', body, options });
+    const response = await this.#transport.request(MESSAGES_PATH, { method: 'POST', body, options });
     return readCreated(response, {
       signal: options.signal,
       listener: () => new MessageStreamListener(),
@@ -37,6 +42,6 @@ export class MessagesService {
    * @throws Ai4tsError synchronously for an invalid request; later failures reject `final()`.
    */
   stream(request: MessageCreateParams, options: MessageRequestOptions = {}): MessageStream {
-    return streamMessage(this.transport, request, options);
+    return streamMessage(this.#transport, request, options);
   }
 }

@@ -2,7 +2,6 @@
  * The Anthropic Messages wire shapes ai4ts reads and writes: messages, content blocks, usage, stop reasons,
  * request parameters and the raw stream events. Fields the API may add later pass through untouched.
  */
-import type { RequestOptions } from '@ai4ts/core';
 
 /** A citation attached to a text block (char, page, content-block, search-result or web-search location). */
 export interface TextCitation {
@@ -209,7 +208,7 @@ export interface MessageParam {
 }
 
 /** A client tool the model may call; `input_schema` is a JSON Schema object. */
-export interface ToolDefinition {
+export interface ClientToolDefinition {
   name: string;
   description?: string;
   input_schema: { type: 'object'; [key: string]: unknown };
@@ -224,7 +223,7 @@ export interface ServerToolDefinition {
 }
 
 /** A tool in its wire form. A tool made by `defineTool` belongs to the tool loop's request (`MessageLoopRequest`). */
-export type MessageTool = ToolDefinition | ServerToolDefinition;
+export type MessageTool = ClientToolDefinition | ServerToolDefinition;
 
 /**
  * The body of `POST /messages`, the API's documented fields. `stream` is set by the service. A field this type
@@ -248,12 +247,6 @@ export interface MessageCreateParams {
   mcp_servers?: Array<Record<string, unknown>>;
   context_management?: Record<string, unknown>;
 }
-
-/** The endpoint, under an Anthropic baseURL such as `https://api.anthropic.com/v1`. */
-export const MESSAGES_PATH = '/messages';
-
-/** Per-request options (headers, query, `extraBody`, `signal`, timeouts, retries): core's, the same in loop mode. */
-export type MessageRequestOptions = RequestOptions;
 
 // ---- raw stream events -------------------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@
  * ({@link ResponsesService}) and the tool loop ({@link runResponsesToolLoop}).
  */
 export { type CollectResponseOptions, collectResponse } from './collect.js';
-export { toChatUsage, toFinishReason } from './convert.js';
 export { ResponseStreamListener, type ResponseStreamEvents, type ResponseStreamWarning } from './listener.js';
 export {
   type ResponseLoopRequest,
@@ -17,7 +16,7 @@ export {
   streamResponsesToolLoop,
 } from './loop.js';
 export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
-export { RESPONSES_PATH } from './request.js';
+export { RESPONSES_PATH, type ResponseRequestOptions } from './request.js';
 export { ResponsesService, type ResumeOptions } from './service.js';
-export { type OpenEvents, type ResponseRequestOptions, ResponseStream, streamResponse } from './stream.js';
+export { ResponseStream, streamResponse } from './stream.js';
 export type * from './types.js';

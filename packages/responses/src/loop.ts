@@ -18,8 +18,8 @@ import {
 } from '@ai4ts/core';
 import { loopOptionsOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { toRequestBody } from './request.js';
-import { type ResponseRequestOptions, streamBody } from './stream.js';
+import { type ResponseRequestOptions, toWireRequest } from './request.js';
+import { streamWireBody } from './stream.js';
 import type {
   FunctionCallItem,
   ResponseCreateRequest,
@@ -65,7 +65,7 @@ export function responsesToolLoopAdapter(
         step.input = input.slice(previous.known);
         step.previous_response_id = previous.id;
       }
-      const handle = streamBody(transport, toRequestBody(step), { ...requestOptions, signal });
+      const handle = streamWireBody(transport, toWireRequest(step), { ...requestOptions, signal });
       if (emit) for (const name of FORWARDED) handle.on(name, emit);
       const response = await handle.final();
       previous = { id: response.id, known: input.length + response.output.length };

@@ -1,10 +1,13 @@
-/** The wire body of a Responses request: built once for `create`, `stream` and every step of the tool loop. */
-import { Ai4tsError, toResponsesTool } from '@ai4ts/core';
+/** The Responses endpoint, the per-request options, and the wire body `create`, `stream` and every loop step send. */
+import { Ai4tsError, type RequestOptions, toResponsesTool } from '@ai4ts/core';
 import { toWireBody } from '@ai4ts/core/internal';
 import { z } from 'zod';
 
 /** The path of the Responses API, under the transport's base URL. */
 export const RESPONSES_PATH = '/responses';
+
+/** The per-request options of the Responses API (headers, query, `extraBody`, `signal`, timeouts, retries). */
+export type ResponseRequestOptions = RequestOptions;
 
 /** The checks a request gets before it is sent: cheap, and the rest is the API's to judge. */
 const requestSchema = z.looseObject({
@@ -21,7 +24,7 @@ const requestSchema = z.looseObject({
  * `tools` left off, `defineTool` tools converted to function tools. Throws an `Ai4tsError` (no `partial`) naming
  * what is wrong with an invalid request.
  */
-export function toRequestBody(request: object): Record<string, unknown> {
+export function toWireRequest(request: object): Record<string, unknown> {
   const body = toWireBody(request, toResponsesTool);
   const result = requestSchema.safeParse(body);
   if (!result.success) {

@@ -3,8 +3,8 @@ import { ProtocolError, type Transport } from '@ai4ts/core';
 import { isRecord, readCreated } from '@ai4ts/core/internal';
 import { ResponseStreamListener } from './listener.js';
 import { isOutputItem, outputTextOf } from './merge.js';
-import { RESPONSES_PATH, toRequestBody } from './request.js';
-import { ResponseStream, type ResponseRequestOptions, streamResponse } from './stream.js';
+import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
+import { ResponseStream, streamResponse } from './stream.js';
 import type { ResponseCreateRequest, ResponseObject, ResponseSnapshot } from './types.js';
 
 /** Options of {@link ResponsesService.resume}. */
@@ -40,7 +40,7 @@ export class ResponsesService {
    * `ProtocolError` for a body that is not a response object; a streamed answer fails as `collectResponse` does.
    */
   async create(request: ResponseCreateRequest, options: ResponseRequestOptions = {}): Promise<ResponseObject> {
-    const body = toRequestBody(request);
+    const body = toWireRequest(request);
     const response = await this.#transport.request(RESPONSES_PATH, { method: 'POST', body, options });
     return readCreated(response, {
       signal: options.signal,
@@ -75,13 +75,14 @@ export class ResponsesService {
     const query: Record<string, string> = { ...options.query, stream: 'true' };
     if (startingAfter !== undefined) query.starting_after = String(startingAfter);
     const path = `${RESPONSES_PATH}/${encodeURIComponent(responseId)}`;
+    const { signal, ...requestOptions } = options;
     return new ResponseStream(
-      (signal) =>
+      listener,
+      (combined) =>
         failed
           ? Promise.reject(failed)
-          : this.#transport.stream(path, { method: 'GET', options: { ...options, query, signal } }),
-      listener,
-      options.signal,
+          : this.#transport.stream(path, { method: 'GET', options: { ...requestOptions, query, signal: combined } }),
+      signal,
     );
   }
 

@@ -1,6 +1,7 @@
 /** ResponsesService request and response shapes, against msw. */
 import { Ai4tsError, ApiError, BadRequestError, ProtocolError, RateLimitError, Transport } from '@ai4ts/core';
-import { ResponseStream, ResponsesService, streamResponse, toFinishReason } from '@ai4ts/responses';
+import { ResponseStream, ResponsesService, streamResponse } from '@ai4ts/responses';
+import { toFinishReason } from '../src/convert.js';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

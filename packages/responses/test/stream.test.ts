@@ -1,5 +1,5 @@
 /** ResponseStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
-import { ResponseStream } from '@ai4ts/responses';
+import { ResponseStream, ResponseStreamListener } from '@ai4ts/responses';
 import { parseSse } from '@ai4ts/sse';
 import { describeStreamHandle } from '../../core/test/handle-suite.js';
 import { Script, textScript, toSse } from './fixtures.js';
@@ -19,7 +19,7 @@ function scripted(sse: string, hang = false): { handle: ResponseStream; arrived:
       else await new Promise(() => undefined);
     },
   });
-  const handle = new ResponseStream((signal) => Promise.resolve(parseSse(body, { signal })));
+  const handle = new ResponseStream(new ResponseStreamListener(), async (signal) => parseSse(body, { signal }));
   const arrived = new Promise<void>((resolve) => handle.once('content', () => resolve()));
   return { handle, arrived };
 }

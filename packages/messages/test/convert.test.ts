@@ -4,11 +4,10 @@ import {
   type Message,
   toAssistantTurn,
   toChatCompletion,
-  toChatUsage,
-  toFinishReason,
   toToolCalls,
   toToolResultTurn,
 } from '../src/index.js';
+import { toChatUsage, toFinishReason } from '../src/convert.js';
 import {
   messageDelta,
   messageStart,
