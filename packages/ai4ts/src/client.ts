@@ -1,81 +1,157 @@
 /**
- * The front door: one client per provider, with Chat Completions (tool loop included), Responses and Messages.
+ * The front door: one client per provider, with the three protocols behind one rule. `client.chat`,
+ * `client.responses` and `client.messages` are the same {@link ProtocolClient}: a request whose `tools` hold a
+ * `defineTool` tool, or that sets a loop field (`maxSteps`, `passThroughToolCalls`, `concurrency`, or a hook),
+ * runs the tool loop; any other request is one plain call. The second argument is the per-request options in
+ * both modes (headers, timeouts, `signal`, `extraBody`), applied to every step of a loop.
  */
 import {
   type ChatCompletion,
   type ChatCompletionRequest,
+  type ChatLoopRequest,
+  type ChatMessage,
   type ChatRequestOptions,
   ChatService,
   type ChatStream,
-  type ChatToolLoopOptions,
-  type ChatToolLoopResult,
-  type ChatToolLoopStream,
   runChatToolLoop,
   streamChatToolLoop,
 } from '@ai4ts/chat';
-import { isTool, type Tool, type ToolLoopOptions, Transport, type TransportOptions } from '@ai4ts/core';
-import { MessagesService } from '@ai4ts/messages';
-import { ResponsesService } from '@ai4ts/responses';
+import {
+  isLoopRequest,
+  type LoopFieldName,
+  type LoopRequestShape,
+  type ToolLoopResult,
+  type ToolLoopStream,
+  Transport,
+  type TransportOptions,
+} from '@ai4ts/core';
+import {
+  type Message,
+  type MessageCreateParams,
+  type MessageLoopRequest,
+  type MessageParam,
+  type MessageRequestOptions,
+  MessagesService,
+  type MessageStream,
+  runMessagesToolLoop,
+  streamMessagesToolLoop,
+} from '@ai4ts/messages';
+import {
+  type ResponseCreateRequest,
+  type ResponseInputItem,
+  type ResponseLoopRequest,
+  type ResponseObject,
+  type ResponseRequestOptions,
+  ResponsesService,
+  type ResponseStream,
+  runResponsesToolLoop,
+  streamResponsesToolLoop,
+} from '@ai4ts/responses';
 
 /** Options of {@link Ai4ts}: the provider preset, baseURL, apiKey, retries and timeouts of its Transport. */
 export type Ai4tsOptions = TransportOptions;
 
-/** The loop's settings a chat request may carry; never sent to the API. */
-export type ChatLoopFields = Pick<
-  ToolLoopOptions<ChatCompletionRequest, ChatCompletion>,
-  'maxSteps' | 'passThroughToolCalls' | 'onStepFinish' | 'onToolCall' | 'prepareStep'
->;
+/** A request that runs no loop: every loop field is absent. What the plain overloads accept. */
+export type PlainRequest<Request> = Request & { readonly [K in LoopFieldName]?: undefined };
 
-/** A chat request that runs the tool loop: tools made by `defineTool`, or loop settings. */
-export type ChatLoopRequest = Omit<ChatCompletionRequest, 'tools'> &
-  ChatLoopFields &
-  ({ tools: readonly Tool[] } | { maxSteps: number } | { passThroughToolCalls: boolean });
-
-/** Whether a request runs the tool loop: it has `defineTool` tools, `maxSteps` or `passThroughToolCalls`. */
-export function isLoopRequest(request: ChatCompletionRequest): boolean {
-  return (
-    request.tools?.some(isTool) === true || request.maxSteps !== undefined || request.passThroughToolCalls !== undefined
-  );
+/** What one protocol brings to a {@link ProtocolClient}: its plain service and its two loop entry points. */
+export interface ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message> {
+  create(request: Request, options?: Options): Promise<Final>;
+  stream(request: Request, options?: Options): Stream;
+  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
+  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
 }
 
 /**
- * Chat Completions with the tool loop built in. A request with `defineTool` tools (or `maxSteps` /
- * `passThroughToolCalls`) runs the loop; any other request is one plain call, as {@link ChatService} makes it.
+ * One protocol behind the front door's rule (see the module comment). The overloads type what runs: a plain
+ * request gives the protocol's result and stream, a loop request the loop's result and stream.
  */
-export class ChatClient {
-  /** The plain service, for single requests. */
-  readonly service: ChatService;
+export class ProtocolClient<
+  Request extends LoopRequestShape,
+  LoopRequest extends LoopRequestShape,
+  Options,
+  Final,
+  Stream,
+  Message,
+> {
+  readonly #protocol: ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message>;
 
-  constructor(readonly transport: Transport) {
-    this.service = new ChatService(transport);
+  constructor(protocol: ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message>) {
+    this.#protocol = protocol;
   }
 
-  /** Runs the tool loop to its end and resolves to its result (`text`, `messages`, `steps`, `usage`). */
-  create(request: ChatLoopRequest, options?: ChatToolLoopOptions): Promise<ChatToolLoopResult>;
-  /** One non-streaming request. */
-  create(request: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion>;
+  /** One plain request; resolves to the protocol's result. */
+  create(request: PlainRequest<Request>, options?: Options): Promise<Final>;
+  /** Runs the tool loop to its end; resolves to its result (`text`, `messages`, `steps`, `usage`). */
+  create(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   create(
-    input: ChatCompletionRequest | ChatLoopRequest,
-    options?: ChatToolLoopOptions | ChatRequestOptions,
-  ): Promise<ChatToolLoopResult | ChatCompletion> {
-    const request = input as ChatCompletionRequest;
-    return isLoopRequest(request)
-      ? runChatToolLoop(this.transport, request, options as ChatToolLoopOptions)
-      : this.service.create(request, options as ChatRequestOptions);
+    request: Request | LoopRequest,
+    options?: Options,
+  ): Promise<Final | ToolLoopResult<LoopRequest, Final, Message>> {
+    return runsPlain<Request, LoopRequest>(request)
+      ? this.#protocol.create(request, options)
+      : this.#protocol.runLoop(request, options);
   }
 
-  /** Starts the tool loop as one step-tagged event stream; `.final()` resolves to the loop's result. */
-  stream(request: ChatLoopRequest, options?: ChatToolLoopOptions): ChatToolLoopStream;
-  /** One streaming request. */
-  stream(request: ChatCompletionRequest, options?: ChatRequestOptions): ChatStream;
-  stream(
-    input: ChatCompletionRequest | ChatLoopRequest,
-    options?: ChatToolLoopOptions | ChatRequestOptions,
-  ): ChatToolLoopStream | ChatStream {
-    const request = input as ChatCompletionRequest;
-    return isLoopRequest(request)
-      ? streamChatToolLoop(this.transport, request, options as ChatToolLoopOptions)
-      : this.service.stream(request, options as ChatRequestOptions);
+  /** One plain streaming request; its handle is running already. */
+  stream(request: PlainRequest<Request>, options?: Options): Stream;
+  /** Starts the tool loop as one step-tagged event stream; `final()` resolves to the loop's result. */
+  stream(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
+  stream(request: Request | LoopRequest, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
+    return runsPlain<Request, LoopRequest>(request)
+      ? this.#protocol.stream(request, options)
+      : this.#protocol.streamLoop(request, options);
+  }
+}
+
+/** The front door's one rule, as a guard: a request without `defineTool` tools and loop fields is plain. */
+function runsPlain<Request extends LoopRequestShape, LoopRequest extends LoopRequestShape>(
+  request: Request | LoopRequest,
+): request is Request {
+  return !isLoopRequest(request);
+}
+
+/** Chat Completions behind the front door. */
+export type ChatClient = ProtocolClient<
+  ChatCompletionRequest,
+  ChatLoopRequest,
+  ChatRequestOptions,
+  ChatCompletion,
+  ChatStream,
+  ChatMessage
+>;
+
+/** Anthropic Messages behind the front door. */
+export type MessagesClient = ProtocolClient<
+  MessageCreateParams,
+  MessageLoopRequest,
+  MessageRequestOptions,
+  Message,
+  MessageStream,
+  MessageParam
+>;
+
+/** OpenAI Responses behind the front door, with the Responses API's own calls beside `create` and `stream`. */
+export class ResponsesClient extends ProtocolClient<
+  ResponseCreateRequest,
+  ResponseLoopRequest,
+  ResponseRequestOptions,
+  ResponseObject,
+  ResponseStream,
+  ResponseInputItem
+> {
+  /** The plain service: `resume`, `retrieve` and `delete` of stored and background responses. */
+  readonly service: ResponsesService;
+
+  constructor(transport: Transport) {
+    const service = new ResponsesService(transport);
+    super({
+      create: (request, options) => service.create(request, options),
+      stream: (request, options) => service.stream(request, options),
+      runLoop: (request, options) => runResponsesToolLoop(transport, request, options),
+      streamLoop: (request, options) => streamResponsesToolLoop(transport, request, options),
+    });
+    this.service = service;
   }
 }
 
@@ -88,20 +164,33 @@ export class ChatClient {
  * console.log(result.text);
  */
 export class Ai4ts {
-  /** The transport every service shares. */
+  /** The transport every protocol shares. */
   readonly transport: Transport;
-  /** Chat Completions, with the tool loop. */
+  /** OpenAI Chat Completions. */
   readonly chat: ChatClient;
   /** OpenAI Responses. */
-  readonly responses: ResponsesService;
+  readonly responses: ResponsesClient;
   /** Anthropic Messages. */
-  readonly messages: MessagesService;
+  readonly messages: MessagesClient;
 
   constructor(options: Ai4tsOptions = {}) {
-    this.transport = new Transport(options);
-    this.chat = new ChatClient(this.transport);
-    this.responses = new ResponsesService(this.transport);
-    this.messages = new MessagesService(this.transport);
+    const transport = new Transport(options);
+    this.transport = transport;
+    const chat = new ChatService(transport);
+    this.chat = new ProtocolClient({
+      create: (request, options) => chat.create(request, options),
+      stream: (request, options) => chat.stream(request, options),
+      runLoop: (request, options) => runChatToolLoop(transport, request, options),
+      streamLoop: (request, options) => streamChatToolLoop(transport, request, options),
+    });
+    this.responses = new ResponsesClient(transport);
+    const messages = new MessagesService(transport);
+    this.messages = new ProtocolClient({
+      create: (request, options) => messages.create(request, options),
+      stream: (request, options) => messages.stream(request, options),
+      runLoop: (request, options) => runMessagesToolLoop(transport, request, options),
+      streamLoop: (request, options) => streamMessagesToolLoop(transport, request, options),
+    });
   }
 }
 
