@@ -204,7 +204,7 @@ describe('one scenario through the three protocols', () => {
       const result = await protocol.create(c);
       expectScenarioResult(result);
       const ids = (result.steps[0]?.toolCalls ?? []).map((call) => call.id);
-      const firstId = (result.steps[0]?.completion as { id: string }).id;
+      const firstId = result.steps[0]?.completion.id ?? '';
       expect(model?.requests).toHaveLength(2);
       expect(model?.requests[1]?.body).toEqual(protocol.secondBody(ids, firstId));
       for (const request of model?.requests ?? []) {
