@@ -224,9 +224,11 @@ async function answer<B extends MockRequestBody>(
   res.flushHeaders();
   const { cutOff, chunkDelayMs } = scripted;
   const events = renderer.events(turn, body, context, scripted.streamError);
+  // A negative count is taken from the end: -1 stops just before the last event, whatever the fragmenting.
+  const cutAt = !cutOff ? Infinity : cutOff.afterChunks < 0 ? events.length + cutOff.afterChunks : cutOff.afterChunks;
   for (const [sent, event] of events.entries()) {
     // A cut-off stops before the terminal event, so the client sees a stream that just ends (or breaks).
-    if (cutOff && sent >= cutOff.afterChunks) return cutOff.reset ? res.destroy() : res.end();
+    if (sent >= cutAt) return cutOff?.reset ? res.destroy() : res.end();
     if (chunkDelayMs) await sleep(chunkDelayMs);
     if (res.destroyed) return;
     res.write(encodeSse(event));

@@ -252,6 +252,20 @@ describe('POST /v1/responses', () => {
     await expect(readEvents(await post(server, '/responses', ask({ stream: true })))).rejects.toThrow();
   });
 
+  it('a negative afterChunks counts from the end: -3 cuts inside the last call, whatever the fragmenting', async () => {
+    const toolCalls = [
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_time', arguments: { tz: 'Europe/Paris' } },
+    ];
+    const server = await start({ script: [{ toolCalls, cutOff: { afterChunks: -3 } }] });
+    const events = await readEvents(await post(server, '/responses', ask({ stream: true })));
+    const stream = assemble(events);
+    expect(stream.terminal).toBeUndefined();
+    expect(events.at(-1)?.event).toBe('response.function_call_arguments.delta');
+    expect(stream.items).toHaveLength(1);
+    expect(stream.calls.map((call) => call.arguments)).toEqual(['{"city":"Paris"}', '{"tz":"Europe/Paris"}']);
+  });
+
   it('answers scripted HTTP errors and bad bodies with OpenAI-style error bodies', async () => {
     const server = await start({ script: [{ httpError: { status: 429 } }, { httpError: { status: 503, body: { detail: 'overloaded' } } }] });
     const limited = await post(server, '/responses', ask({ stream: true }));
