@@ -1,14 +1,21 @@
-/** The Responses tool loop against a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+/**
+ * The Responses tool loop against @ai4ts/testing's scripted model; the round trips of vendor fields keep a
+ * hand-rolled node:http server, since the scripted model cannot put unknown fields on the items it streams.
+ */
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, defineTool, toResponsesTool, Transport } from '@ai4ts/core';
 import { runResponsesToolLoop, streamResponsesToolLoop } from '@ai4ts/responses';
+import { type MockModel, type MockTurn, type MockUsage, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { functionCallItem, type Json, messageItem, parallelCallsScript, Script, toSse } from './fixtures.js';
+import { type Json, messageItem, Script, toSse } from './fixtures.js';
 
+let model: MockModel | undefined;
 let server: Server | undefined;
 afterEach(async () => {
+  await model?.close();
+  model = undefined;
   const current = server;
   server = undefined;
   if (current) {
@@ -17,44 +24,34 @@ afterEach(async () => {
   }
 });
 
-/** Serves one scripted stream per request, in order, and records every request body and its headers. */
-async function serve(
-  scripts: Script[],
-): Promise<{ transport: Transport; bodies: Json[]; headers: IncomingHttpHeaders[] }> {
-  const bodies: Json[] = [];
-  const headers: IncomingHttpHeaders[] = [];
-  server = createServer((req, res) => {
-    headers.push(req.headers);
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.once('end', () => {
-      bodies.push(JSON.parse(text) as Json);
-      const script = scripts[bodies.length - 1];
-      if (!script) {
-        res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(toSse(script.events));
-    });
-  });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 });
-  return { transport, bodies, headers };
+/** Starts the scripted model; `bodies()` and `model.requests` show what the loop sent. */
+async function start(script: MockTurn[]): Promise<Transport> {
+  model = await startMockModel({ script });
+  return new Transport({ baseURL: model.baseURL, apiKey: 'sk-test', maxRetries: 0 });
 }
 
-/** A response whose output is the given items, completed under `id`. */
-function outputScript(id: string, output: Json[]): Script {
-  return new Script().start().completed(output, { id });
+/** The JSON body of every request the scripted model received. */
+function bodies(): Json[] {
+  return (model?.requests ?? []).map((request) => request.body as Json);
 }
 
-function answerScript(id: string, text: string): Script {
-  return new Script().start().message(0, 'msg_9', [text]).completed([messageItem('msg_9', text)], { id });
-}
+/** The same usage on every step: 120 in (100 cached), 40 out (12 reasoning). */
+const usage: MockUsage = {
+  prompt_tokens: 120,
+  completion_tokens: 40,
+  total_tokens: 160,
+  prompt_tokens_details: { cached_tokens: 100 },
+  completion_tokens_details: { reasoning_tokens: 12 },
+};
+
+/** Two parallel calls: the weather and the time in Paris. */
+const parallelCalls: MockTurn = {
+  toolCalls: [
+    { id: 'call_weather', name: 'get_weather', arguments: '{"city":"Paris","unit":"c"}' },
+    { id: 'call_time', name: 'get_time', arguments: '{"tz":"Europe/Paris"}' },
+  ],
+  usage,
+};
 
 const calls: string[] = [];
 const getWeather = defineTool({
@@ -79,26 +76,45 @@ const tools = [getWeather, getTime];
 /** The tools as the wire carries them (JSON, so `undefined` fields are gone). */
 const wireTools = tools.map((tool) => JSON.parse(JSON.stringify(toResponsesTool(tool))));
 
+/**
+ * The output items the scripted model streams as its answer to request `step`: request N of a server seeded S is
+ * seeded S + N, and the streamed and the unstreamed answer of one seed carry the same items, so a twin server
+ * seeded `step` answering its first request shows them, outside the loop under test.
+ */
+async function outputOf(step: number, turn: MockTurn, request: Json): Promise<Json[]> {
+  const twin = await startMockModel({ script: [turn], seed: step });
+  try {
+    const response = await fetch(`${twin.baseURL}/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...request, stream: false }),
+    });
+    return ((await response.json()) as { output: Json[] }).output;
+  } finally {
+    await twin.close();
+  }
+}
+
 describe('runResponsesToolLoop', () => {
   it('runs two parallel calls and continues by previous_response_id with only the new outputs', async () => {
     calls.length = 0;
-    const { transport, bodies } = await serve([parallelCallsScript(), answerScript('resp_2', 'Sunny, noon.')]);
+    const transport = await start([parallelCalls, { content: 'Sunny, noon.', usage }]);
     const request = { model: 'gpt-5', input: 'Weather and time in Paris?', tools };
     const result = await runResponsesToolLoop(transport, request);
 
     expect(calls.sort()).toEqual(['time:Europe/Paris', 'weather:Paris']);
-    expect(bodies).toHaveLength(2);
-    expect(bodies[1]).toEqual({
+    expect(bodies()).toHaveLength(2);
+    expect(bodies()[1]).toEqual({
       model: 'gpt-5',
       input: [
         { type: 'function_call_output', call_id: 'call_weather', output: '{"city":"Paris","temp":21,"unit":"c"}' },
         { type: 'function_call_output', call_id: 'call_time', output: '12:00 Europe/Paris' },
       ],
-      previous_response_id: 'resp_1',
+      previous_response_id: 'resp_mock_1',
       tools: wireTools,
       stream: true,
     });
-    expect(bodies[0]).toEqual({
+    expect(bodies()[0]).toEqual({
       model: 'gpt-5',
       // The transcript's items: a string input is one user message.
       input: [{ type: 'message', role: 'user', content: 'Weather and time in Paris?' }],
@@ -117,40 +133,55 @@ describe('runResponsesToolLoop', () => {
       'function_call_output',
       'message',
     ]);
-    // usage summed: two steps of USAGE
+    // usage summed: two steps of `usage`
     expect(result.usage?.prompt_tokens).toBe(240);
     expect(result.usage?.completion_tokens).toBe(80);
     expect(result.usage?.total_tokens).toBe(320);
   });
 
   it('with store: false resends the whole input, reasoning items included', async () => {
-    const reasoning = { id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'enc' };
-    const call = functionCallItem('fc_1', 'call_1', 'get_time', '{"tz":"UTC"}');
-    const { transport, bodies } = await serve([outputScript('resp_1', [reasoning, call]), answerScript('resp_2', 'Noon.')]);
+    const first: MockTurn = {
+      reasoning: 'The time in UTC.',
+      toolCalls: [{ id: 'call_1', name: 'get_time', arguments: '{"tz":"UTC"}' }],
+    };
+    const second: MockTurn = { content: 'Noon.' };
+    const transport = await start([first, second]);
     const input = [{ type: 'message', role: 'user', content: 'Time?' }];
-    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input, store: false, tools });
+    // With store: false the reasoning goes back encrypted, so the request asks for it.
+    const request = { model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'], tools };
+    const result = await runResponsesToolLoop(transport, request);
 
+    const [reasoning, call] = await outputOf(1, first, { ...request, tools: wireTools });
+    expect(reasoning).toMatchObject({ type: 'reasoning', encrypted_content: expect.any(String) });
+    expect(call).toMatchObject({ type: 'function_call', call_id: 'call_1' });
     const expectedInput = [
       ...input,
       reasoning,
       call,
       { type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' },
     ];
-    expect(bodies[1]).toEqual({ model: 'gpt-5', input: expectedInput, store: false, tools: wireTools, stream: true });
-    expect(result.messages).toEqual([...expectedInput, messageItem('msg_9', 'Noon.')]);
+    expect(bodies()[1]).toEqual({
+      model: 'gpt-5',
+      input: expectedInput,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      tools: wireTools,
+      stream: true,
+    });
+    expect(result.messages).toEqual([...expectedInput, ...(await outputOf(2, second, request))]);
   });
 
   it('sends invalid JSON and schema-invalid arguments back as error results without executing', async () => {
     calls.length = 0;
     const bad = [
-      functionCallItem('fc_1', 'call_a', 'get_time', '{"tz":'),
-      functionCallItem('fc_2', 'call_b', 'get_time', '{"tz":5}'),
+      { id: 'call_a', name: 'get_time', arguments: '{"tz":' },
+      { id: 'call_b', name: 'get_time', arguments: '{"tz":5}' },
     ];
-    const { transport, bodies } = await serve([outputScript('resp_1', bad), answerScript('resp_2', 'Sorry.')]);
+    const transport = await start([{ toolCalls: bad }, { content: 'Sorry.' }]);
     const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools });
 
     expect(calls).toEqual([]);
-    const outputs = bodies[1]?.input as Json[];
+    const outputs = bodies()[1]?.input as Json[];
     expect(outputs.map((item) => item.call_id)).toEqual(['call_a', 'call_b']);
     expect(String(outputs[0]?.output)).toContain('Invalid JSON in the arguments of tool \\"get_time\\"');
     expect(String(outputs[1]?.output)).toContain('Invalid arguments for tool \\"get_time\\"');
@@ -159,9 +190,9 @@ describe('runResponsesToolLoop', () => {
 
   it('stops after maxSteps requests with the last calls unexecuted', async () => {
     calls.length = 0;
-    const { transport, bodies } = await serve([parallelCallsScript()]);
+    const transport = await start([parallelCalls]);
     const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi', tools, maxSteps: 1 });
-    expect(bodies).toHaveLength(1);
+    expect(bodies()).toHaveLength(1);
     expect(calls).toEqual([]);
     expect(result.finishReason).toBe('max_steps');
     expect(result.steps[0]?.toolCalls.map((c) => c.id)).toEqual(['call_weather', 'call_time']);
@@ -169,14 +200,14 @@ describe('runResponsesToolLoop', () => {
 
   it('passthrough returns the calls untouched', async () => {
     calls.length = 0;
-    const { transport, bodies } = await serve([parallelCallsScript()]);
+    const transport = await start([parallelCalls]);
     const result = await runResponsesToolLoop(transport, {
       model: 'gpt-5',
       input: 'Hi',
       tools,
       passThroughToolCalls: true,
     });
-    expect(bodies).toHaveLength(1);
+    expect(bodies()).toHaveLength(1);
     expect(calls).toEqual([]);
     expect(result.finishReason).toBe('tool_calls');
     expect(result.steps[0]?.toolCalls).toEqual([
@@ -188,7 +219,7 @@ describe('runResponsesToolLoop', () => {
 
 describe('streamResponsesToolLoop', () => {
   it('yields step-tagged events across steps and sums usage', async () => {
-    const { transport } = await serve([parallelCallsScript(), answerScript('resp_2', 'Done.')]);
+    const transport = await start([parallelCalls, { content: 'Done.', usage }]);
     const stream = streamResponsesToolLoop(transport, { model: 'gpt-5', input: 'Hi', tools });
     const seen: string[] = [];
     for await (const event of stream) seen.push(`${event.step}:${event.type}`);
@@ -206,7 +237,7 @@ describe('streamResponsesToolLoop', () => {
 
 describe('the loop request on the wire', () => {
   it('loop fields and an empty tools never reach the wire; the loop reads its settings from the request', async () => {
-    const { transport, bodies } = await serve([answerScript('resp_1', 'Hi.')]);
+    const transport = await start([{ content: 'Hi.' }]);
     const finished: number[] = [];
     const result = await runResponsesToolLoop(transport, {
       model: 'gpt-5',
@@ -223,26 +254,26 @@ describe('the loop request on the wire', () => {
     });
     expect(result.text).toBe('Hi.');
     expect(finished).toEqual([1]);
-    expect(bodies).toEqual([
+    expect(bodies()).toEqual([
       { model: 'gpt-5', input: [{ type: 'message', role: 'user', content: 'Hi' }], stream: true },
     ]);
   });
 
   it('wire tools and defineTool tools mix in request.tools; every step gets the per-request options', async () => {
-    const { transport, bodies, headers } = await serve([
-      outputScript('resp_1', [functionCallItem('fc_1', 'call_1', 'get_time', '{"tz":"UTC"}')]),
-      answerScript('resp_2', 'Noon.'),
+    const transport = await start([
+      { toolCalls: [{ id: 'call_1', name: 'get_time', arguments: '{"tz":"UTC"}' }] },
+      { content: 'Noon.' },
     ]);
     const request = { model: 'gpt-5', input: 'Time?', tools: [{ type: 'web_search' }, getTime] };
     await runResponsesToolLoop(transport, request, { headers: { 'x-trace': 't1' }, extraBody: { user: 'u1' } });
     const wire = [{ type: 'web_search' }, JSON.parse(JSON.stringify(toResponsesTool(getTime)))];
-    expect(bodies.map((body) => body.tools)).toEqual([wire, wire]);
-    expect(bodies.map((body) => body.user)).toEqual(['u1', 'u1']);
-    expect(headers.map((h) => h['x-trace'])).toEqual(['t1', 't1']);
+    expect(bodies().map((body) => body.tools)).toEqual([wire, wire]);
+    expect(bodies().map((body) => body.user)).toEqual(['u1', 'u1']);
+    expect(model?.requests.map((request) => request.headers['x-trace'])).toEqual(['t1', 't1']);
   });
 
   it('options.signal aborts the loop with an AbortError', async () => {
-    const { transport } = await serve([parallelCallsScript(), answerScript('resp_2', 'never')]);
+    const transport = await start([parallelCalls, { content: 'never' }]);
     const controller = new AbortController();
     const slow = defineTool({
       name: 'get_weather',
@@ -261,7 +292,38 @@ describe('the loop request on the wire', () => {
   });
 });
 
+// Hand-rolled: the scripted model cannot stream items with vendor fields, nor a terminal event with an empty output.
 describe('round trips stay exact', () => {
+  /** Serves one scripted stream per request, in order, and records every request body. */
+  async function serve(scripts: Script[]): Promise<{ transport: Transport; bodies: Json[] }> {
+    const bodies: Json[] = [];
+    server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      req.once('end', () => {
+        bodies.push(JSON.parse(text) as Json);
+        const script = scripts[bodies.length - 1];
+        if (!script) {
+          res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(toSse(script.events));
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    return { transport, bodies };
+  }
+
+  function answerScript(id: string, text: string): Script {
+    return new Script().start().message(0, 'msg_9', [text]).completed([messageItem('msg_9', text)], { id });
+  }
+
   /** A provider-shaped turn: reasoning with encrypted content, then a call whose items carry vendor fields. */
   function vendorTurn(): { script: Script; reasoning: Json; call: Json } {
     const reasoning = {
