@@ -1,10 +1,14 @@
-/** ResponsesService against real node:http servers on 127.0.0.1: real sockets, chunking, stalls and cuts. */
+/**
+ * ResponsesService over real sockets on 127.0.0.1: ordinary answers against @ai4ts/testing's scripted model;
+ * byte-level chunking, stalls, aborts and cuts mid-event against hand-rolled node:http servers.
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, ConnectionError, StreamIncompleteError, TimeoutError, Transport } from '@ai4ts/core';
 import { type ResponseObject, ResponsesService } from '@ai4ts/responses';
+import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parallelCallsScript, Script, textScript, toSse } from './fixtures.js';
+import { Script, textScript, toSse } from './fixtures.js';
 
 interface TestServer {
   url: string;
@@ -14,9 +18,12 @@ interface TestServer {
 }
 
 let running: TestServer | undefined;
+let model: MockModel | undefined;
 afterEach(async () => {
   await running?.stop();
   running = undefined;
+  await model?.close();
+  model = undefined;
 });
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
@@ -67,6 +74,46 @@ function dribble(res: ServerResponse, text: string, size: number, after: () => v
 
 const partialOf = (error: unknown) => (error as StreamIncompleteError<ResponseObject>).partial;
 
+/** Two parallel calls: the weather and the time in Paris. */
+const parallelCalls: MockTurn = {
+  toolCalls: [
+    { id: 'call_weather', name: 'get_weather', arguments: '{"city":"Paris","unit":"c"}' },
+    { id: 'call_time', name: 'get_time', arguments: '{"tz":"Europe/Paris"}' },
+  ],
+};
+
+/** A ResponsesService in front of @ai4ts/testing's scripted model answering `script`. */
+async function mocked(script: MockTurn[]): Promise<ResponsesService> {
+  model = await startMockModel({ script });
+  return responses(model.baseURL);
+}
+
+describe('ResponsesService against the scripted model', () => {
+  it('a server that ends the stream without a terminal event gives StreamIncompleteError with the partial', async () => {
+    // -3: the second call's arguments are all streamed, its arguments.done, output_item.done and the terminal event are not.
+    const service = await mocked([{ ...parallelCalls, cutOff: { afterChunks: -3 } }]);
+    const error = await service
+      .stream({ model: 'gpt-5', input: 'x' })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+    expect(partialOf(error)?.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual([
+      '{"city":"Paris","unit":"c"}',
+      '{"tz":"Europe/Paris"}',
+    ]);
+  });
+
+  it('create() aggregates a streamed answer over a real socket', async () => {
+    const service = await mocked([parallelCalls]);
+    const response = await service.create({ model: 'gpt-5', input: 'x', stream: true });
+    expect(response.output.map((item) => item.type === 'function_call' && item.call_id)).toEqual([
+      'call_weather',
+      'call_time',
+    ]);
+  });
+});
+
+// Hand-rolled: these need byte-level chunking, a stall, a cut mid-event, or to see the server's side of the socket close.
 describe('ResponsesService over node:http', () => {
   it('reads a stream delivered in small chunks with multi-byte characters split', async () => {
     const server = await serve((_req, res) => dribble(res, toSse(textScript().events), 7, () => res.end()));
@@ -106,21 +153,6 @@ describe('ResponsesService over node:http', () => {
     await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
   });
 
-  it('a server that ends the stream without a terminal event gives StreamIncompleteError with the partial', async () => {
-    const events = parallelCallsScript().events;
-    const cut = events.slice(0, events.findIndex((e) => e.type === 'response.function_call_arguments.done'));
-    const server = await serve((_req, res) => dribble(res, toSse(cut), 64, () => res.end()));
-    const error = await responses(server.url)
-      .stream({ model: 'gpt-5', input: 'x' })
-      .final()
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StreamIncompleteError);
-    expect(partialOf(error)?.output.map((item) => item.type === 'function_call' && item.arguments)).toEqual([
-      '{"city":"Paris","unit":"c"}',
-      '{"tz":"Europe/Paris"}',
-    ]);
-  });
-
   it('a connection cut mid-event gives ConnectionError with the partial', async () => {
     const s = new Script().start().message(0, 'msg_1', ['kept']);
     const sse = toSse(s.events);
@@ -147,14 +179,5 @@ describe('ResponsesService over node:http', () => {
     expect((error as TimeoutError).phase).toBe('idle');
     expect(partialOf(error)?.output_text).toBe('before the stall');
     await server.closed;
-  });
-
-  it('create() aggregates a streamed answer over a real socket', async () => {
-    const server = await serve((_req, res) => dribble(res, toSse(parallelCallsScript().events), 100, () => res.end()));
-    const response = await responses(server.url).create({ model: 'gpt-5', input: 'x', stream: true });
-    expect(response.output.map((item) => item.type === 'function_call' && item.call_id)).toEqual([
-      'call_weather',
-      'call_time',
-    ]);
   });
 });
