@@ -1,20 +1,34 @@
+/**
+ * ChatService over real sockets on 127.0.0.1: ordinary answers against @ai4ts/testing's scripted model; stalls,
+ * aborts and a daemon that streams unasked against hand-rolled node:http servers.
+ */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, ConnectionError, TimeoutError, Transport, type TransportOptions } from '@ai4ts/core';
 import { type ChatCompletion, ChatService } from '@ai4ts/chat';
+import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chunk, finish, sse } from './helpers.js';
 
 let server: Server | undefined;
+let model: MockModel | undefined;
 
 afterEach(async () => {
+  await model?.close();
+  model = undefined;
   if (!server) return;
   server.closeAllConnections();
   server.close();
   await once(server, 'close');
   server = undefined;
 });
+
+/** A ChatService in front of @ai4ts/testing's scripted model answering `script`. */
+async function mocked(script: MockTurn[]): Promise<ChatService> {
+  model = await startMockModel({ script });
+  return new ChatService(new Transport({ baseURL: model.baseURL, apiKey: 'sk-local', maxRetries: 0 }));
+}
 
 /** A node:http server on 127.0.0.1; resolves `closed` when the client's connection for the request goes away. */
 async function serve(
@@ -45,19 +59,33 @@ function startStream(res: ServerResponse, text: string): void {
 const request = { model: 'local', messages: [{ role: 'user' as const, content: 'Hi' }] };
 const contentOf = (error: unknown) => (error as { partial: ChatCompletion }).partial.choices[0]?.message.content;
 
-describe('ChatService over node:http', () => {
+describe('ChatService against the scripted model', () => {
   it('streams chunks written over time to the final completion', async () => {
-    const { chat } = await serve((_req, res) => {
-      startStream(res, sse(chunk({ role: 'assistant', content: 'Hel' })));
-      setTimeout(() => {
-        res.write(sse(chunk({ content: 'lo' }), finish('stop')));
-        res.end('data: [DONE]\n\n');
-      }, 20);
-    });
+    const chat = await mocked([{ content: 'Hello', chunkDelayMs: 20 }]);
     const completion = await chat.stream(request).final();
     expect(completion.choices[0]?.message.content).toBe('Hello');
   });
 
+  // The stream asks for usage, so its last three events are the finish chunk, the usage chunk and [DONE]: -3 cuts before the finish.
+  it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {
+    const chat = await mocked([{ content: 'cut here', cutOff: { afterChunks: -3, reset: true } }]);
+    const error = await chat.stream(request).final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(contentOf(error)).toBe('cut here');
+    expect(model?.requests[0]?.body).toMatchObject({ stream_options: { include_usage: true } });
+  });
+
+  it('a server that ends cleanly before any finish_reason gives StreamIncompleteError', async () => {
+    const chat = await mocked([{ content: 'never finished', cutOff: { afterChunks: -3 } }]);
+    await expect(chat.stream(request).final()).rejects.toMatchObject({
+      name: 'StreamIncompleteError',
+      partial: { choices: [{ message: { content: 'never finished' } }] },
+    });
+  });
+});
+
+// Hand-rolled: these stall at a chosen moment, need to see the server's side of the socket close, or stream unasked.
+describe('ChatService over node:http', () => {
   it('abort() mid-stream rejects with AbortError carrying the text so far and releases the socket', async () => {
     const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'first words' }))));
     const stream = chat.stream(request);
@@ -97,27 +125,6 @@ describe('ChatService over node:http', () => {
     expect((error as TimeoutError).phase).toBe('idle');
     expect(contentOf(error)).toBe('so far');
     await closed;
-  });
-
-  it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {
-    const { chat } = await serve((_req, res) => {
-      startStream(res, sse(chunk({ content: 'cut here' })));
-      setTimeout(() => res.socket?.destroy(), 20);
-    });
-    const error = await chat.stream(request).final().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectionError);
-    expect(contentOf(error)).toBe('cut here');
-  });
-
-  it('a server that ends cleanly before any finish_reason gives StreamIncompleteError', async () => {
-    const { chat } = await serve((_req, res) => {
-      startStream(res, sse(chunk({ content: 'never finished' })));
-      res.end();
-    });
-    await expect(chat.stream(request).final()).rejects.toMatchObject({
-      name: 'StreamIncompleteError',
-      partial: { choices: [{ message: { content: 'never finished' } }] },
-    });
   });
 
   it('create() against an always-streaming daemon (Ollama-like) aggregates the SSE answer', async () => {
