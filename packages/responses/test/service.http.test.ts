@@ -4,7 +4,15 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AbortError, ConnectionError, StreamIncompleteError, TimeoutError, Transport } from '@ai4ts/core';
+import {
+  AbortError,
+  Ai4tsError,
+  ConnectionError,
+  RateLimitError,
+  StreamIncompleteError,
+  TimeoutError,
+  Transport,
+} from '@ai4ts/core';
 import { type ResponseObject, ResponsesService } from '@ai4ts/responses';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -110,6 +118,52 @@ describe('ResponsesService against the scripted model', () => {
       'call_weather',
       'call_time',
     ]);
+  });
+
+  it('streams reasoning, text and usage to the final response', async () => {
+    const usage = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19, completion_tokens_details: { reasoning_tokens: 3 } };
+    const service = await mocked([{ reasoning: 'A capital city.', content: 'Paris is the capital of France.', usage }]);
+    const stream = service.stream({ model: 'gpt-5', input: 'Capital of France?' });
+    const reasoning: string[] = [];
+    const content: string[] = [];
+    stream.on('reasoning', (e) => reasoning.push(e.delta));
+    stream.on('content', (e) => content.push(e.delta));
+    const response = await stream.final();
+    expect(reasoning.join('')).toBe('A capital city.');
+    expect(content.join('')).toBe('Paris is the capital of France.');
+    expect(content.length).toBeGreaterThan(1);
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    expect(response.output_text).toBe('Paris is the capital of France.');
+    expect(response.usage).toMatchObject({
+      input_tokens: 12,
+      output_tokens: 7,
+      total_tokens: 19,
+      output_tokens_details: { reasoning_tokens: 3 },
+    });
+  });
+
+  it('an error event after output began rejects final() with the text so far in .partial', async () => {
+    const service = await mocked([{ content: 'so far', streamError: { message: 'Upstream died' } }]);
+    const error = await service
+      .stream({ model: 'gpt-5', input: 'x' })
+      .final()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ai4tsError);
+    expect((error as Ai4tsError).message).toContain('Upstream died');
+    expect(partialOf(error)?.output_text).toBe('so far');
+  });
+
+  it('an HTTP 429 rejects create() and stream() with RateLimitError, the typed ApiError', async () => {
+    const service = await mocked([{ httpError: { status: 429 } }, { httpError: { status: 429 } }]);
+    const created = await service.create({ model: 'gpt-5', input: 'x' }).catch((e: unknown) => e);
+    expect(created).toBeInstanceOf(RateLimitError);
+    expect(created).toMatchObject({ status: 429, message: expect.stringContaining('Scripted HTTP 429') });
+    const streamed = await service
+      .stream({ model: 'gpt-5', input: 'x' })
+      .final()
+      .catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(RateLimitError);
+    expect((streamed as RateLimitError).partial).toBeUndefined();
   });
 });
 
