@@ -142,7 +142,8 @@ export function messagesEvents(
 /** Thinking, text and tool_use blocks; the signature is drawn first so the stream and the JSON of one seed agree. */
 function contentBlocks(turn: ResolvedTurn, random: () => number): ContentBlock[] {
   const blocks: ContentBlock[] = [];
-  if (turn.reasoning) blocks.push({ type: 'thinking', thinking: turn.reasoning, signature: `Eq${randomId(random, 94)}` });
+  if (turn.reasoning)
+    blocks.push({ type: 'thinking', thinking: turn.reasoning, signature: turn.signature ?? `Eq${randomId(random, 94)}` });
   // The API never answers with an empty text block (and rejects one sent back), except for an empty turn.
   if (turn.content) blocks.push({ type: 'text', text: turn.content });
   for (const call of turn.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseInput(call.arguments) });

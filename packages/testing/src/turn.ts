@@ -34,6 +34,8 @@ export interface MockTurn {
    * (Responses) or a thinking block with a signature (Messages).
    */
   reasoning?: string;
+  /** Messages: the thinking block's `signature` (default: seeded, `Eq` and 94 characters), for tests that assert the exact turn sent back. */
+  signature?: string;
   content?: string;
   /** Parallel tool calls: interleaved with arguments cut anywhere (Chat), one item or block after another otherwise. */
   toolCalls?: MockToolCall[];
@@ -50,7 +52,11 @@ export interface MockTurn {
   httpError?: { status: number; body?: unknown };
   /** Streaming: after the turn's deltas, send this error the protocol's way and end the stream. */
   streamError?: { message: string; type?: string; code?: string };
-  /** Streaming: stop after this many SSE events, before the terminal one; `reset` destroys the connection instead of ending it. */
+  /**
+   * Streaming: stop after this many SSE events, before the terminal one; a negative count is taken from the end
+   * (`-1`: all but the last event), so a cut lands at the same place whatever the fragmenting. `reset` destroys the
+   * connection instead of ending it.
+   */
   cutOff?: { afterChunks: number; reset?: boolean };
 }
 
@@ -64,6 +70,8 @@ export interface ResolvedToolCall {
 /** A turn with everything decided: call ids, argument strings, finish reason, usage. */
 export interface ResolvedTurn {
   reasoning: string;
+  /** The scripted thinking signature, if any (Messages). */
+  signature?: string;
   content: string;
   toolCalls: ResolvedToolCall[];
   finishReason: string;
@@ -90,7 +98,14 @@ export function resolveTurn(turn: MockTurn, promptText: string, random: () => nu
     arguments: typeof call.arguments === 'string' ? call.arguments : asciiJson(call.arguments),
   }));
   const finishReason = turn.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
-  return { reasoning, content, toolCalls, finishReason, usage: turn.usage ?? estimateUsage(promptText, reasoning, content, toolCalls) };
+  return {
+    reasoning,
+    ...(turn.signature !== undefined && { signature: turn.signature }),
+    content,
+    toolCalls,
+    finishReason,
+    usage: turn.usage ?? estimateUsage(promptText, reasoning, content, toolCalls),
+  };
 }
 
 /** The number in `usage[key][field]`, or 0: reads the optional details objects of {@link MockUsage}. */

@@ -226,6 +226,19 @@ describe('POST /v1/messages', () => {
     expect(fallback.at(-1)?.data).toEqual({ type: 'error', error: { type: 'api_error', message: 'boom' } });
   });
 
+  it('a scripted signature is the thinking block\'s, streamed and not', async () => {
+    const server = await start({
+      script: [
+        { reasoning: 'Think.', signature: 'EqQBsig', content: 'Hi.' },
+        { reasoning: 'Think.', signature: 'EqQBsig', content: 'Hi.' },
+      ],
+    });
+    const events = await readEvents(await post(server, '/messages', ask({ stream: true })));
+    expect(assemble(events).blocks[0]).toEqual({ type: 'thinking', thinking: 'Think.', signature: 'EqQBsig' });
+    const json = await (await post(server, '/messages', ask())).json();
+    expect(json.content[0]).toEqual({ type: 'thinking', thinking: 'Think.', signature: 'EqQBsig' });
+  });
+
   it('cuts a stream off before message_stop, cleanly or by a reset', async () => {
     const server = await start({
       script: [
