@@ -1,7 +1,6 @@
-/** The Messages tool loop over a real node:http server on 127.0.0.1 that answers each request with scripted SSE. */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { AbortError, Ai4tsError, defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
+/** The Messages tool loop against @ai4ts/testing's scripted model on 127.0.0.1. */
+import { AbortError, Ai4tsError, ApiError, defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
+import { type MockModel, type MockScript, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import {
@@ -10,67 +9,29 @@ import {
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from '../src/index.js';
-import {
-  blockStart,
-  blockStop,
-  delta,
-  messageDelta,
-  messageStart,
-  messageStop,
-  ping,
-  sseText,
-  textBlock,
-  thinkingBlock,
-  toolUseBlock,
-} from './fixtures.js';
+import { blockStart, blockStop, delta, messageDelta, messageStart, messageStop, sseText } from './fixtures.js';
 
-type Event = ReturnType<typeof messageStart>;
-
-let stop: (() => Promise<void>) | undefined;
+let model: MockModel | undefined;
 afterEach(async () => {
-  await stop?.();
-  stop = undefined;
+  await model?.close();
+  model = undefined;
 });
 
-/** Serves the n-th scripted stream to the n-th request and records every request body. */
-async function serve(
-  streams: Event[][],
-): Promise<{ transport: Transport; bodies: unknown[]; headers: Array<Record<string, unknown>> }> {
-  const bodies: unknown[] = [];
-  const headers: Array<Record<string, unknown>> = [];
-  const server = createServer((req, res) => {
-    headers.push(req.headers);
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    req.once('end', () => {
-      bodies.push(JSON.parse(body));
-      const events = streams[bodies.length - 1];
-      if (!events) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'unscripted request' } }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.end(sseText(events));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  stop = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  const transport = new Transport({
+/** Starts the scripted model; `fetch` replaces the transport's, for an answer the mock cannot write. */
+async function start(script: MockScript, fetch?: typeof globalThis.fetch): Promise<Transport> {
+  model = await startMockModel({ script });
+  return new Transport({
     provider: 'anthropic',
     apiKey: 'sk-ant-local',
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: model.baseURL,
     maxRetries: 0,
+    ...(fetch && { fetch }),
   });
-  return { transport, bodies, headers };
+}
+
+/** The JSON bodies the model received, in order. */
+function bodies(): unknown[] {
+  return (model?.requests ?? []).map((request) => request.body);
 }
 
 /** A get_weather tool that records the cities it ran for. */
@@ -95,32 +56,26 @@ const request = (tools: MessageLoopRequest['tools']): MessageLoopRequest => ({
   tools,
 });
 
-/** Step 1: thinking, text and two parallel tool uses. */
-function twoCalls(): Event[] {
-  return [
-    messageStart({ input_tokens: 100, output_tokens: 1 }),
-    ...thinkingBlock(0, 'EqQBsig', 'Two cities, ', 'two calls.'),
-    ...textBlock(1, 'Checking both.'),
-    ping,
-    ...toolUseBlock(2, 'toolu_A', 'get_weather', '{"city": ', '"Paris"}'),
-    ...toolUseBlock(3, 'toolu_B', 'get_weather', '{"city": "Rome"}'),
-    messageDelta('tool_use', { output_tokens: 20 }),
-    messageStop,
-  ];
-}
+/** Step 1: thinking with its signature, text and two parallel tool uses (arguments fragmented by the mock). */
+const twoCalls: MockTurn = {
+  reasoning: 'Two cities, two calls.',
+  signature: 'EqQBsig',
+  content: 'Checking both.',
+  toolCalls: [
+    { id: 'toolu_A', name: 'get_weather', arguments: '{"city": "Paris"}' },
+    { id: 'toolu_B', name: 'get_weather', arguments: '{"city": "Rome"}' },
+  ],
+  usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+};
 
-function answer(text: string): Event[] {
-  return [
-    messageStart({ input_tokens: 150, output_tokens: 1 }),
-    ...textBlock(0, ...text.split(' ').map((word, i) => (i === 0 ? word : ` ${word}`))),
-    messageDelta('end_turn', { output_tokens: 7 }),
-    messageStop,
-  ];
-}
+const answer = (content: string): MockTurn => ({
+  content,
+  usage: { prompt_tokens: 150, completion_tokens: 7, total_tokens: 157 },
+});
 
 describe('runMessagesToolLoop', () => {
   it('runs two parallel calls and sends the exact second request', async () => {
-    const { transport, bodies } = await serve([twoCalls(), answer('Paris 18, Rome 24.')]);
+    const transport = await start([twoCalls, answer('Paris 18, Rome 24.')]);
     const { tool, ran } = weatherTool();
     const original = request([tool]);
     const result = await runMessagesToolLoop(transport, original);
@@ -128,7 +83,7 @@ describe('runMessagesToolLoop', () => {
     expect(result.text).toBe('Paris 18, Rome 24.');
     expect(result.finishReason).toBe('stop');
     expect(ran.sort()).toEqual(['Paris', 'Rome']);
-    expect(bodies).toHaveLength(2);
+    expect(bodies()).toHaveLength(2);
     expect(original.messages).toHaveLength(1);
     const assistant = {
       role: 'assistant',
@@ -146,7 +101,7 @@ describe('runMessagesToolLoop', () => {
         { type: 'tool_result', tool_use_id: 'toolu_B', content: '{"city":"Rome","celsius":24}' },
       ],
     };
-    expect(bodies[1]).toEqual({
+    expect(bodies()[1]).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }, assistant, results],
@@ -163,14 +118,13 @@ describe('runMessagesToolLoop', () => {
   });
 
   it('answers invalid JSON and schema-invalid input with error results and never runs them', async () => {
-    const { transport, bodies } = await serve([
-      [
-        messageStart(),
-        ...toolUseBlock(0, 'toolu_bad_json', 'get_weather', '{"city": "Par'),
-        ...toolUseBlock(1, 'toolu_bad_type', 'get_weather', '{"city": 5}'),
-        messageDelta('tool_use'),
-        messageStop,
-      ],
+    const transport = await start([
+      {
+        toolCalls: [
+          { id: 'toolu_bad_json', name: 'get_weather', arguments: '{"city": "Par' },
+          { id: 'toolu_bad_type', name: 'get_weather', arguments: '{"city": 5}' },
+        ],
+      },
       answer('Sorry.'),
     ]);
     const { tool, ran } = weatherTool();
@@ -178,7 +132,7 @@ describe('runMessagesToolLoop', () => {
 
     expect(ran).toEqual([]);
     expect(result.steps[0]?.toolResults.map((r) => r.isError)).toEqual([true, true]);
-    const second = bodies[1] as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> };
+    const second = bodies()[1] as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> };
     const sentBack = second.messages[1]?.content ?? [];
     expect(sentBack[0]).toEqual({ type: 'tool_use', id: 'toolu_bad_json', name: 'get_weather', input: {} });
     const toolResults = second.messages[2];
@@ -191,12 +145,34 @@ describe('runMessagesToolLoop', () => {
     expect(JSON.parse(String(toolResults?.content[1]?.content)).error).toContain('Invalid arguments for tool "get_weather"');
   });
 
+  it('an HTTP error at a later step rejects with its typed ApiError, after the first step ran its tools', async () => {
+    const transport = await start([twoCalls, { httpError: { status: 529 } }]);
+    const { tool, ran } = weatherTool();
+    const error = await runMessagesToolLoop(transport, request([tool])).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 529, type: 'overloaded_error' });
+    expect((error as Error).message).toContain('Scripted HTTP 529');
+    expect(ran.sort()).toEqual(['Paris', 'Rome']);
+    expect(bodies()).toHaveLength(2);
+  });
+
+  it('an in-stream error rejects with the ApiError of its type', async () => {
+    const transport = await start([{ content: 'It is ', streamError: { message: 'Overloaded', type: 'overloaded_error' } }]);
+    const { tool, ran } = weatherTool();
+    const error = await runMessagesToolLoop(transport, request([tool])).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ type: 'overloaded_error', code: 'overloaded_error', message: expect.stringContaining('Overloaded') });
+    expect(ran).toEqual([]);
+  });
+
   it('stops at maxSteps with the last calls unexecuted', async () => {
-    const { transport, bodies } = await serve([twoCalls(), twoCalls(), twoCalls()]);
+    const transport = await start([twoCalls, twoCalls, twoCalls]);
     const { tool, ran } = weatherTool();
     const result = await runMessagesToolLoop(transport, { ...request([tool]), maxSteps: 2 });
 
-    expect(bodies).toHaveLength(2);
+    expect(bodies()).toHaveLength(2);
     expect(result.finishReason).toBe('max_steps');
     expect(ran).toHaveLength(2);
     expect(result.steps[1]?.toolCalls).toHaveLength(2);
@@ -204,11 +180,11 @@ describe('runMessagesToolLoop', () => {
   });
 
   it('passthrough returns the calls untouched without running them', async () => {
-    const { transport, bodies } = await serve([twoCalls()]);
+    const transport = await start([twoCalls]);
     const { tool, ran } = weatherTool();
     const result = await runMessagesToolLoop(transport, { ...request([tool]), passThroughToolCalls: true });
 
-    expect(bodies).toHaveLength(1);
+    expect(bodies()).toHaveLength(1);
     expect(ran).toEqual([]);
     expect(result.finishReason).toBe('tool_calls');
     expect(result.steps[0]?.toolCalls).toEqual([
@@ -220,7 +196,7 @@ describe('runMessagesToolLoop', () => {
 
 describe('the loop request on the wire', () => {
   it('sends no loop field and no empty tools, in the first and the follow-up request', async () => {
-    const { transport, bodies } = await serve([twoCalls(), answer('Done.')]);
+    const transport = await start([twoCalls, answer('Done.')]);
     const { tool } = weatherTool();
     const steps: number[] = [];
     const looped: MessageLoopRequest = {
@@ -237,23 +213,23 @@ describe('the loop request on the wire', () => {
     await runMessagesToolLoop(transport, looped);
 
     expect(steps).toEqual([1, 2]);
-    expect(bodies[0]).toEqual({
+    expect(bodies()[0]).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
       tools: [toAnthropicTool(tool)],
       stream: true,
     });
-    for (const body of bodies) {
+    for (const body of bodies()) {
       expect(Object.keys(body as object).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream', 'tools']);
     }
   });
 
   it('a loop field alone runs the loop; an empty tools array is not sent', async () => {
-    const { transport, bodies } = await serve([answer('Hi.')]);
+    const transport = await start([answer('Hi.')]);
     const result = await runMessagesToolLoop(transport, { ...request([]), maxSteps: 1 });
     expect(result.text).toBe('Hi.');
-    expect(bodies[0]).toEqual({
+    expect(bodies()[0]).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
@@ -262,22 +238,22 @@ describe('the loop request on the wire', () => {
   });
 
   it('the per-request options apply to every step', async () => {
-    const { transport, bodies, headers } = await serve([twoCalls(), answer('Done.')]);
+    const transport = await start([twoCalls, answer('Done.')]);
     const { tool } = weatherTool();
     await runMessagesToolLoop(transport, request([tool]), {
       headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' },
       extraBody: { top_k: 3 },
       idleTimeout: 5000,
     });
-    expect(headers.map((h) => h['anthropic-beta'])).toEqual([
+    expect(model?.requests.map((r) => r.headers['anthropic-beta'])).toEqual([
       'interleaved-thinking-2025-05-14',
       'interleaved-thinking-2025-05-14',
     ]);
-    expect(bodies.map((body) => (body as { top_k?: number }).top_k)).toEqual([3, 3]);
+    expect(bodies().map((body) => (body as { top_k?: number }).top_k)).toEqual([3, 3]);
   });
 
   it("the options' signal aborts the loop with an AbortError", async () => {
-    const { transport } = await serve([twoCalls(), answer('Done.')]);
+    const transport = await start([twoCalls, answer('Done.')]);
     const controller = new AbortController();
     const tool = defineTool({
       name: 'get_weather',
@@ -294,18 +270,18 @@ describe('the loop request on the wire', () => {
   });
 
   it('an invalid request rejects with an Ai4tsError before anything is sent', async () => {
-    const { transport, bodies } = await serve([answer('never')]);
+    const transport = await start([answer('never')]);
     const { tool } = weatherTool();
     const error = await runMessagesToolLoop(transport, { ...request([tool]), max_tokens: 0 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Ai4tsError);
     expect((error as Error).message).toMatch(/max_tokens/);
-    expect(bodies).toEqual([]);
+    expect(bodies()).toEqual([]);
   });
 });
 
 describe('the assistant turn goes back as received', () => {
   it('keeps thinking with its signature, unknown blocks and every unknown field of a block', async () => {
-    const withExtras: Event[] = [
+    const withExtras = [
       messageStart({ input_tokens: 100, output_tokens: 1 }),
       blockStart(0, { type: 'thinking', thinking: '', signature: '', vendor_note: { depth: 2 } }),
       delta(0, { type: 'thinking_delta', thinking: 'Paris first.' }),
@@ -324,11 +300,19 @@ describe('the assistant turn goes back as received', () => {
       messageDelta('tool_use', { output_tokens: 20 }),
       messageStop,
     ];
-    const { transport, bodies } = await serve([withExtras, answer('Paris 18.')]);
+    // The mock writes no such blocks: the first answer's body is swapped for these bytes (the request still reaches it).
+    let calls = 0;
+    const swapFirst: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (++calls > 1) return response;
+      await response.body?.cancel();
+      return new Response(sseText(withExtras), { headers: { 'content-type': 'text/event-stream' } });
+    };
+    const transport = await start([{ content: 'replaced' }, answer('Paris 18.')], swapFirst);
     const { tool } = weatherTool();
     await runMessagesToolLoop(transport, request([tool]));
 
-    const second = bodies[1] as { messages: unknown[] };
+    const second = bodies()[1] as { messages: unknown[] };
     expect(second.messages[1]).toEqual({
       role: 'assistant',
       content: [
@@ -348,7 +332,7 @@ describe('the assistant turn goes back as received', () => {
 
 describe('streamMessagesToolLoop', () => {
   it('yields step-tagged events across steps and sums usage', async () => {
-    const { transport } = await serve([twoCalls(), answer('Paris 18, Rome 24.')]);
+    const transport = await start([twoCalls, answer('Paris 18, Rome 24.')]);
     const { tool } = weatherTool();
     const stream = streamMessagesToolLoop(transport, request([tool]));
     const events: MessagesToolLoopEvent[] = [];
