@@ -5,7 +5,15 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AbortError, ConnectionError, TimeoutError, Transport, type TransportOptions } from '@ai4ts/core';
+import {
+  AbortError,
+  Ai4tsError,
+  ConnectionError,
+  RateLimitError,
+  TimeoutError,
+  Transport,
+  type TransportOptions,
+} from '@ai4ts/core';
 import { type ChatCompletion, ChatService } from '@ai4ts/chat';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -81,6 +89,45 @@ describe('ChatService against the scripted model', () => {
       name: 'StreamIncompleteError',
       partial: { choices: [{ message: { content: 'never finished' } }] },
     });
+  });
+
+  it('streams reasoning, text and usage to the final completion', async () => {
+    const usage = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19, completion_tokens_details: { reasoning_tokens: 3 } };
+    const chat = await mocked([{ reasoning: 'A capital city.', content: 'Paris is the capital of France.', usage }]);
+    const stream = chat.stream(request);
+    const reasoning: string[] = [];
+    const content: string[] = [];
+    stream.on('reasoning', (e) => reasoning.push(e.delta));
+    stream.on('content', (e) => content.push(e.delta));
+    const completion = await stream.final();
+    expect(reasoning.join('')).toBe('A capital city.');
+    expect(content.join('')).toBe('Paris is the capital of France.');
+    expect(content.length).toBeGreaterThan(1);
+    expect(completion.choices[0]?.message).toEqual({
+      role: 'assistant',
+      content: 'Paris is the capital of France.',
+      reasoning_content: 'A capital city.',
+    });
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.usage).toEqual(usage);
+  });
+
+  it('an error event after output began rejects final() with the text so far in .partial', async () => {
+    const chat = await mocked([{ content: 'so far', streamError: { message: 'Upstream died', type: 'server_error' } }]);
+    const error = await chat.stream(request).final().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Ai4tsError);
+    expect((error as Ai4tsError).message).toContain('Upstream died');
+    expect(contentOf(error)).toBe('so far');
+  });
+
+  it('an HTTP 429 rejects create() and stream() with RateLimitError, the typed ApiError', async () => {
+    const chat = await mocked([{ httpError: { status: 429 } }, { httpError: { status: 429 } }]);
+    const created = await chat.create(request).catch((e: unknown) => e);
+    expect(created).toBeInstanceOf(RateLimitError);
+    expect(created).toMatchObject({ status: 429, message: expect.stringContaining('Scripted HTTP 429') });
+    const streamed = await chat.stream(request).final().catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(RateLimitError);
+    expect(streamed).toMatchObject({ status: 429 });
   });
 });
 
