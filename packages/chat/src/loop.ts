@@ -6,7 +6,6 @@ import {
   type LoopFields,
   type ModelTurn,
   runToolLoop,
-  STREAM_EVENT_NAMES,
   streamToolLoop,
   type Tool,
   type ToolLoopAdapter,
@@ -15,17 +14,12 @@ import {
   type ToolLoopStream,
   type ToolResult,
   type Transport,
+  type WithoutTools,
 } from '@ai4ts/core';
-import { loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
 import { streamWireBody } from './stream.js';
 import { type ChatRequestOptions, toWireRequest } from './request.js';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool } from './types.js';
-
-/**
- * `T` without its `tools`. `Omit` would not do: on a type with an index signature (the request is a loose object)
- * it keeps only the index signature, and `model` and `messages` would become `unknown`.
- */
-type WithoutTools<T> = { [K in keyof T as K extends 'tools' ? never : K]: T[K] };
 
 /**
  * A chat request that runs the tool loop: the plain request's fields, `tools` that may hold `defineTool` tools, and
@@ -45,8 +39,6 @@ export type ChatToolLoopStream = ToolLoopStream<ChatLoopRequest, ChatCompletion,
 /** One event of a streamed chat tool loop, tagged with its step. */
 export type ChatToolLoopEvent = ToolLoopEvent<ChatLoopRequest, ChatCompletion>;
 
-/** The model's events a step forwards (the turn's own `finish` is reported by `step.finish`). */
-const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
 
 /**
  * The Chat Completions adapter of the tool loop. Every step streams (a `ChatStream`), so argument strings are kept
@@ -60,9 +52,7 @@ export function chatToolLoopAdapter(
 ): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
     send(request, { signal, emit }) {
-      const stream = streamWireBody(transport, toWireRequest(request), { ...options, signal });
-      if (emit) for (const name of FORWARDED) stream.on(name, emit);
-      return stream.final();
+      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
     },
     readTurn(completion): ModelTurn {
       const choice = completion.choices[0];

@@ -189,6 +189,19 @@ export interface StreamEventSource {
   on(event: StreamEvent['type'], handler: (event: StreamEvent) => void): unknown;
 }
 
+/**
+ * One step of the tool loop sent through a stream handle: its model events forwarded to the engine's `emit` when
+ * the loop is streamed, and its final result. What every protocol adapter's `send` returns.
+ */
+export function forwardStep<Final>(
+  handle: StreamEventSource & { final(): Promise<Final> },
+  emit: ((event: StreamEvent) => void) | undefined,
+): Promise<Final> {
+  // The engine drops each turn's own `finish`: the loop reports it as `step.finish`.
+  if (emit) for (const name of STREAM_EVENT_NAMES) handle.on(name, emit);
+  return handle.final();
+}
+
 /** The handlers of the events a model stream yields: what a {@link ListenerStream} forwards from its listener. */
 export type StreamEventHandlers = HandlersOf<StreamEvent>;
 

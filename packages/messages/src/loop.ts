@@ -8,7 +8,6 @@ import {
   type LoopFields,
   type ModelTurn,
   runToolLoop,
-  STREAM_EVENT_NAMES,
   streamToolLoop,
   type Tool,
   type ToolLoopAdapter,
@@ -16,8 +15,9 @@ import {
   type ToolLoopResult,
   type ToolLoopStream,
   type Transport,
+  type WithoutTools,
 } from '@ai4ts/core';
-import { loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { streamWireBody } from './stream.js';
 import { type MessageRequestOptions, toWireRequest } from './request.js';
@@ -36,7 +36,7 @@ import {
  * fields. The loop fields never reach the wire. The hooks see this same type (`prepareStep` gets and returns one).
  */
 export interface MessageLoopRequest
-  extends Omit<MessageCreateParams, 'tools'>,
+  extends WithoutTools<MessageCreateParams>,
     LoopFields<MessageLoopRequest, Message> {
   tools?: readonly (Tool | MessageTool)[];
 }
@@ -48,8 +48,6 @@ export type MessagesToolLoopStream = ToolLoopStream<MessageLoopRequest, Message,
 /** One event of a streamed Messages tool loop, tagged with its step. */
 export type MessagesToolLoopEvent = ToolLoopEvent<MessageLoopRequest, Message>;
 
-/** The model's events a streamed step forwards (the turn's own `finish` is reported by `step.finish`). */
-const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
 
 /**
  * The Messages adapter of the tool loop. Every step streams (the `streamMessage` step, so argument strings stay
@@ -62,9 +60,7 @@ export function messagesToolLoopAdapter(
 ): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
   return {
     send(request, { signal, emit }) {
-      const stream = streamWireBody(transport, toWireRequest(request), { ...options, signal });
-      if (emit) for (const name of FORWARDED) stream.on(name, emit);
-      return stream.final();
+      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
     },
     readTurn(message): ModelTurn {
       return {

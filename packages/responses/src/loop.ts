@@ -7,7 +7,6 @@
 import {
   type LoopFields,
   runToolLoop,
-  STREAM_EVENT_NAMES,
   streamToolLoop,
   type Tool,
   type ToolLoopAdapter,
@@ -15,8 +14,9 @@ import {
   type ToolLoopResult,
   type ToolLoopStream,
   type Transport,
+  type WithoutTools,
 } from '@ai4ts/core';
-import { loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { type ResponseRequestOptions, toWireRequest } from './request.js';
 import { streamWireBody } from './stream.js';
@@ -33,9 +33,11 @@ import type {
  * fields (`maxSteps`, `passThroughToolCalls`, `concurrency`, `onStepFinish`, `onToolCall`, `prepareStep`)
  * configure the loop. Neither the loop fields nor an empty `tools` reach the wire.
  */
-export type ResponseLoopRequest = Omit<ResponseCreateRequest, 'tools'> & {
+export interface ResponseLoopRequest
+  extends WithoutTools<ResponseCreateRequest>,
+    LoopFields<ResponseLoopRequest, ResponseObject> {
   tools?: readonly (Tool | ResponseTool)[];
-} & LoopFields<ResponseCreateRequest, ResponseObject>;
+}
 
 /** The outcome of a Responses tool loop; `messages` is the input item list to send back to continue. */
 export type ResponsesToolLoopResult = ToolLoopResult<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
@@ -44,8 +46,6 @@ export type ResponsesToolLoopStream = ToolLoopStream<ResponseLoopRequest, Respon
 /** One step-tagged event of a streamed Responses tool loop. */
 export type ResponsesToolLoopEvent = ToolLoopEvent<ResponseLoopRequest, ResponseObject>;
 
-/** The normalized events a step forwards to a streamed loop (the per-turn `finish` is the engine's to report). */
-const FORWARDED = STREAM_EVENT_NAMES.filter((name) => name !== 'finish');
 
 /**
  * A tool-loop adapter for the Responses API over `transport`; `requestOptions` (headers, timeouts, `extraBody`)
@@ -66,8 +66,7 @@ export function responsesToolLoopAdapter(
         step.previous_response_id = previous.id;
       }
       const handle = streamWireBody(transport, toWireRequest(step), { ...requestOptions, signal });
-      if (emit) for (const name of FORWARDED) handle.on(name, emit);
-      const response = await handle.final();
+      const response = await forwardStep(handle, emit);
       previous = { id: response.id, known: input.length + response.output.length };
       return response;
     },

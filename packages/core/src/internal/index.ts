@@ -21,3 +21,4 @@ export {
 export { NEVER } from './signal.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
+export { forwardStep } from '../stream.js';

@@ -40,5 +40,12 @@ export {
   type ToolLoopStep,
   type WithStep,
 } from './loop.js';
-export { isLoopRequest, LOOP_FIELDS, type LoopFieldName, type LoopFields, type LoopRequestShape } from './request.js';
+export {
+  isLoopRequest,
+  LOOP_FIELDS,
+  type LoopFieldName,
+  type LoopFields,
+  type LoopRequestShape,
+  type WithoutTools,
+} from './request.js';
 export { streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';

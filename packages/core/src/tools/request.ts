@@ -25,6 +25,12 @@ export type LoopFields<Request = unknown, Completion = unknown> = Pick<
   LoopFieldName
 >;
 
+/**
+ * `T` without its `tools`, to build a loop request (`tools` may then hold `defineTool` tools). `Omit` would not do:
+ * on a type with an index signature it keeps only the index signature, and every named field would become `unknown`.
+ */
+export type WithoutTools<T> = { [K in keyof T as K extends 'tools' ? never : K]: T[K] };
+
 /** What {@link isLoopRequest} and {@link loopOptionsOf} read: a request with `tools` and loop fields. */
 export type LoopRequestShape = { readonly tools?: readonly unknown[] | undefined } & {
   readonly [K in LoopFieldName]?: unknown;
