@@ -332,14 +332,17 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
 
   /**
    * Records a failure from outside the stream (the network, an abort): any thrown value becomes an Ai4tsError, its
-   * `partial` the completion so far unless it has one, `error` is emitted, and the error is returned for the
-   * caller to throw. Calls still open never get `tool_call.done`. Once failed, returns the first error.
+   * `partial` the completion so far unless it has one (none when nothing arrived), `error` is emitted, and the
+   * error is returned for the caller to throw. Calls still open never get `tool_call.done`. Once failed, returns the
+   * first error; once completed, returns the error without recording it.
    */
   fail(error: unknown): Ai4tsError {
     if (this.#error) return this.#error;
     // Text held back as a possible `<think>` tag is text after all: it belongs in the partial.
     for (const state of this.#states.values()) this.#flushThink(state);
-    const failure = toAi4tsError(error, { partial: this.completion });
+    // Nothing arrived (an HTTP status, a refused connection): no partial, as in every protocol.
+    const failure = toAi4tsError(error, { partial: this.#status === 'pending' ? undefined : this.completion });
+    if (this.#status === 'completed') return failure;
     this.#error = failure;
     this.#status = 'failed';
     this.emit('error', { type: 'error', error: failure });

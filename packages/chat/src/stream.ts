@@ -12,8 +12,8 @@ import type { ChatCompletion, ChatCompletionRequest } from './types.js';
  * A streaming chat request in flight: core's {@link ListenerStream}, with the rules of every stream handle. It
  * starts when created and buffers its events from the first; every `for await` yields them all (content,
  * reasoning, tool calls, usage, finish); leaving a loop early aborts a running request; `final()` resolves to the
- * completion or rejects with the typed error (`partial`: the completion so far, the empty one when the request
- * failed before the first byte). Chat's own `refusal` and `chunk` events, and `error`, come through `on()`;
+ * completion or rejects with the typed error (`partial`: the completion so far, none when the request failed
+ * before the first event). Chat's own `refusal` and `chunk` events, and `error`, come through `on()`;
  * `listener` holds the merged state at any moment.
  *
  * ```ts
@@ -31,7 +31,7 @@ export class ChatStream extends ListenerStream<ChatStreamListener, ChatCompletio
  * answers one JSON completion is read through the same listener.
  *
  * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()` (see
- *   {@link ChatStream}); an HTTP error is the Transport's typed ApiError, its `partial` the empty completion.
+ *   {@link ChatStream}); an HTTP error is the Transport's typed ApiError, without a `partial`.
  */
 export function streamChatCompletion(
   transport: Transport,

@@ -309,19 +309,9 @@ describe('collectChatCompletion: every StreamSource form', () => {
     );
   });
 
-  it('a stream whose first event is an error is an ApiError with the empty completion as partial, in every form', async () => {
+  it('a stream whose first event is an error is an ApiError without a partial (nothing arrived), in every form', async () => {
     const text = sse({ error: { message: 'quota', code: 'insufficient_quota' } }, chunk({ content: 'never' }));
-    const expected = {
-      error: 'ApiError',
-      message: 'quota',
-      partial: {
-        id: '',
-        object: 'chat.completion',
-        created: 0,
-        model: '',
-        choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: null }],
-      },
-    };
+    const expected = { error: 'ApiError', message: 'quota', partial: undefined };
     expect(await outcome(text)).toEqual(expected);
     expect(await outcome(new Response(text))).toEqual(expected);
     expect(await outcome(iterate([text]))).toEqual(expected);
