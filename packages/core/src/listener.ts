@@ -11,7 +11,8 @@
  * - `end()` says the input ended: it returns the final result, or records and throws the failure
  *   (StreamIncompleteError when the terminal event never came).
  * - `fail(error)` records a failure from outside (the network, an abort), gives it the partial result, and returns
- *   it to throw. Once failed, it returns the first error.
+ *   it to throw. Once failed, it returns the first error; once completed, it records nothing.
+ * - `partial` is the result so far as soon as anything arrived; a failure before the first event has none.
  */
 import type { SseEvent } from '@ai4ts/sse';
 import type { Ai4tsError } from './errors.js';
