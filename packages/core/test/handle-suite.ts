@@ -2,7 +2,7 @@
  * One conformance suite for every stream handle (the three protocol streams and the tool loop): they are all
  * `EventStream`s and must behave alike. Each package's test calls {@link describeStreamHandle} with its cases.
  */
-import { AbortError, Ai4tsError, type EventStream } from '@ai4ts/core';
+import { AbortError, Ai4tsError, type EventStream, type OpenEvents } from '@ai4ts/core';
 import { parseSse } from '@ai4ts/sse';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -20,6 +20,29 @@ export interface HandleCases {
   failing(): AnyHandle;
   /** At least one event, then no more until aborted. `arrived` resolves once the first event is out. */
   hanging(): { handle: AnyHandle; arrived: Promise<void> };
+}
+
+/**
+ * Opens `sse` served one event block per macrotask, as a protocol stream's `open`; with `hang`, the body then
+ * stays open until aborted.
+ */
+export function dripped(sse: string, hang = false): OpenEvents {
+  const blocks = sse.split(/(?<=\n\n)/).map((block) => new TextEncoder().encode(block));
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const block = blocks.shift();
+      if (block) controller.enqueue(block);
+      else if (!hang) controller.close();
+      else await new Promise(() => undefined);
+    },
+  });
+  return async (signal) => parseSse(body, { signal });
+}
+
+/** Resolves once the handle emitted its first `content` event. */
+export function firstContent(handle: AnyHandle): Promise<void> {
+  return new Promise<void>((resolve) => handle.once('content', () => resolve()));
 }
 
 async function drain(handle: AsyncIterable<{ type: string }>): Promise<{ type: string }[]> {
