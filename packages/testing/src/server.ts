@@ -226,12 +226,19 @@ async function answer<B extends MockRequestBody>(
   const events = renderer.events(turn, body, context, scripted.streamError);
   // A negative count is taken from the end: -1 stops just before the last event, whatever the fragmenting.
   const cutAt = !cutOff ? Infinity : cutOff.afterChunks < 0 ? events.length + cutOff.afterChunks : cutOff.afterChunks;
+  // Resolves once the last event written is handed to the socket.
+  let flushed = Promise.resolve();
   for (const [sent, event] of events.entries()) {
     // A cut-off stops before the terminal event, so the client sees a stream that just ends (or breaks).
-    if (sent >= cutAt) return cutOff?.reset ? res.destroy() : res.end();
+    if (sent >= cutAt) {
+      if (!cutOff?.reset) return res.end();
+      // The events before the cut reach the client first, as when a connection drops mid-answer.
+      await flushed;
+      return res.destroy();
+    }
     if (chunkDelayMs) await sleep(chunkDelayMs);
     if (res.destroyed) return;
-    res.write(encodeSse(event));
+    flushed = new Promise((resolve) => res.write(encodeSse(event), () => resolve()));
   }
   res.end();
 }

@@ -55,7 +55,7 @@ export interface MockTurn {
   /**
    * Streaming: stop after this many SSE events, before the terminal one; a negative count is taken from the end
    * (`-1`: all but the last event), so a cut lands at the same place whatever the fragmenting. `reset` destroys the
-   * connection instead of ending it.
+   * connection instead of ending it, once the events before the cut have gone out.
    */
   cutOff?: { afterChunks: number; reset?: boolean };
 }

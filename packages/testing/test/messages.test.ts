@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { type MockModel, type MockModelOptions, type MockTurn, startMockModel } from '@ai4ts/testing';
+import { parseSse } from '@ai4ts/sse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { field, post, readEvents, text, type WireEvent } from './helpers.js';
 
@@ -250,6 +251,18 @@ describe('POST /v1/messages', () => {
     expect(events).toHaveLength(4);
     expect(assemble(events)).toMatchObject({ ended: false, stop: undefined });
     await expect(readEvents(await post(server, '/messages', ask({ stream: true })))).rejects.toThrow();
+  });
+
+  it('a reset delivers the events before the cut, then breaks the connection', async () => {
+    const server = await start({ script: [{ content: 'It is sunny.', cutOff: { afterChunks: -3, reset: true } }] });
+    const received: WireEvent[] = [];
+    const failure = await (async () => {
+      for await (const { event, data } of parseSse(await post(server, '/messages', ask({ stream: true }))))
+        received.push({ event, data: JSON.parse(data) });
+    })().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(received.at(-1)?.event).toBe('content_block_delta');
+    expect(assemble(received)).toMatchObject({ blocks: [{ type: 'text', text: 'It is sunny.' }], open: 0, ended: false });
   });
 
   it('answers HTTP errors, bad bodies and exhausted scripts with Anthropic error bodies', async () => {
