@@ -1,10 +1,14 @@
-/** The service over real sockets: chunked writes, aborts, disconnects, stalls and stream errors. */
+/**
+ * The service over real sockets: @ai4ts/testing's scripted model for streams, stream errors, cut-offs and HTTP
+ * errors; a hand-rolled node:http server where a test needs control the mock does not give.
+ */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, ApiError, ConnectionError, TimeoutError, Transport } from '@ai4ts/core';
+import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Message, MessagesService, type MessageCreateParams } from '../src/index.js';
-import { blockStart, delta, messageStart, overloaded, sseText, thinkingTextToolStream } from './fixtures.js';
+import { blockStart, delta, messageStart, sseText } from './fixtures.js';
 
 interface Running {
   url: string;
@@ -14,12 +18,21 @@ interface Running {
 }
 
 let running: Running | undefined;
+let model: MockModel | undefined;
 afterEach(async () => {
   await running?.stop();
   running = undefined;
+  await model?.close();
+  model = undefined;
 });
 
-/** A server on 127.0.0.1 whose handler writes the SSE body; headers go out at once. */
+/** The scripted model answering one turn; resolves to its `/v1` URL. */
+async function mock(...script: MockTurn[]): Promise<string> {
+  model = await startMockModel({ script });
+  return model.baseURL;
+}
+
+/** A hand-rolled server on 127.0.0.1 whose handler writes the SSE body; headers go out at once. */
 async function serve(write: (res: ServerResponse) => void | Promise<void>): Promise<Running> {
   const closes: Promise<void>[] = [];
   const server = createServer((req, res) => {
@@ -61,25 +74,31 @@ const textSoFar = sseText([
   delta(0, { type: 'text_delta', text: 'It is ' }),
 ]);
 
-describe('MessagesService over node:http', () => {
+describe('MessagesService against the scripted model', () => {
   it('final() alone collects a stream written one event per chunk', async () => {
-    const server = await serve(async (res) => {
-      for (const event of thinkingTextToolStream()) {
-        res.write(sseText([event]));
-        await tick();
-      }
-      res.end();
+    const url = await mock({
+      reasoning: 'The user wants the weather.',
+      content: 'Let me check that.',
+      toolCalls: [
+        {
+          id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+          name: 'get_weather',
+          arguments: { location: 'San Francisco, CA "the city"', unit: 'fahrenheit' },
+        },
+      ],
+      usage: { prompt_tokens: 472, completion_tokens: 89, total_tokens: 561 },
+      chunkDelayMs: 5,
     });
-    const message = await service(server.url).stream(request).final();
+    const message = await service(url).stream(request).final();
     expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
+    expect(message.content[2]).toMatchObject({ input: { location: 'San Francisco, CA "the city"', unit: 'fahrenheit' } });
     expect(message.usage.output_tokens).toBe(89);
+    expect(model?.requests.map((r) => r.body)).toEqual([{ ...request, stream: true }]);
   });
 
   it('overloaded_error after text began rejects with ApiError holding the partial text', async () => {
-    const server = await serve((res) => {
-      res.end(textSoFar + sseText([overloaded()]));
-    });
-    const stream = service(server.url).stream(request);
+    const url = await mock({ content: 'It is ', streamError: { message: 'Overloaded', type: 'overloaded_error' } });
+    const stream = service(url).stream(request);
     const deltas: string[] = [];
     stream.on('content', (e) => deltas.push(e.delta));
     const error = (await stream.final().catch((e: unknown) => e)) as ApiError<Message>;
@@ -87,11 +106,55 @@ describe('MessagesService over node:http', () => {
     expect(error.code).toBe('overloaded_error');
     expect(error.type).toBe('overloaded_error');
     expect(error.partial?.content).toEqual([{ type: 'text', text: 'It is ' }]);
-    expect(deltas).toEqual(['It is ']);
+    expect(deltas.join('')).toBe('It is ');
     expect(stream.listener.status).toBe('failed');
   });
 
+  it('an HTTP error rejects with the typed ApiError in Anthropic\'s shape and a partial of null', async () => {
+    const url = await mock({ httpError: { status: 529 } });
+    const error = (await service(url)
+      .stream(request)
+      .final()
+      .catch((e: unknown) => e)) as ApiError<Message>;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(529);
+    expect(error.type).toBe('overloaded_error');
+    expect(error.message).toContain('Scripted HTTP 529');
+    expect(error.partial).toBeNull();
+  });
+
+  it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {
+    // -3: after the text deltas, before content_block_stop, message_delta and message_stop.
+    const url = await mock({ content: 'It is ', cutOff: { afterChunks: -3, reset: true } });
+    const error = (await service(url)
+      .stream(request)
+      .final()
+      .catch((e: unknown) => e)) as ConnectionError<Message>;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.partial?.content).toEqual([{ type: 'text', text: 'It is ' }]);
+  });
+
+  it('a server that ends cleanly without message_stop gives StreamIncompleteError', async () => {
+    const url = await mock({ content: 'It is ', cutOff: { afterChunks: -3 } });
+    const error = (await service(url)
+      .stream(request)
+      .final()
+      .catch((e: unknown) => e)) as Error;
+    expect(error.name).toBe('StreamIncompleteError');
+  });
+
+  it('a failing stream nobody awaits raises no unhandled rejection', async () => {
+    const url = await mock({ content: 'It is ', streamError: { message: 'Overloaded', type: 'overloaded_error' } });
+    const stream = service(url).stream(request);
+    const failed = await new Promise<unknown>((resolve) => stream.on('error', (e) => resolve(e.error)));
+    expect(failed).toBeInstanceOf(ApiError);
+    await tick(); // an unhandled rejection would surface here and fail the run
+  });
+});
+
+describe('MessagesService over a hand-rolled node:http server', () => {
   it('abort() mid-stream rejects with AbortError holding the partial and releases the socket', async () => {
+    // Hand-rolled: the server must see the socket close; the mock does not report it.
     const server = await serve((res) => {
       res.write(textSoFar); // then silence: only the abort ends the wait
     });
@@ -104,6 +167,7 @@ describe('MessagesService over node:http', () => {
   });
 
   it("the caller's signal aborts the stream too", async () => {
+    // Hand-rolled: the server must see the socket close; the mock does not report it.
     const server = await serve((res) => {
       res.write(textSoFar);
     });
@@ -115,6 +179,7 @@ describe('MessagesService over node:http', () => {
   });
 
   it('breaking out of the iteration aborts the request and releases the socket, without an unhandled rejection', async () => {
+    // Hand-rolled: the server must see the socket close; the mock does not report it.
     const server = await serve((res) => {
       res.write(textSoFar);
     });
@@ -126,32 +191,8 @@ describe('MessagesService over node:http', () => {
     await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
   });
 
-  it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {
-    const server = await serve(async (res) => {
-      res.write(textSoFar);
-      await tick();
-      res.destroy();
-    });
-    const error = (await service(server.url)
-      .stream(request)
-      .final()
-      .catch((e: unknown) => e)) as ConnectionError<Message>;
-    expect(error).toBeInstanceOf(ConnectionError);
-    expect(error.partial?.content).toEqual([{ type: 'text', text: 'It is ' }]);
-  });
-
-  it('a server that ends cleanly without message_stop gives StreamIncompleteError', async () => {
-    const server = await serve((res) => {
-      res.end(textSoFar);
-    });
-    const error = (await service(server.url)
-      .stream(request)
-      .final()
-      .catch((e: unknown) => e)) as Error;
-    expect(error.name).toBe('StreamIncompleteError');
-  });
-
   it('a stall past idleTimeout gives TimeoutError with the partial', async () => {
+    // Hand-rolled: the stall must start after the text, and the mock's chunkDelayMs delays every event alike.
     const server = await serve((res) => {
       res.write(textSoFar);
     });
@@ -163,15 +204,5 @@ describe('MessagesService over node:http', () => {
     expect(error.phase).toBe('idle');
     expect(error.partial?.content).toEqual([{ type: 'text', text: 'It is ' }]);
     await server.closed(1);
-  });
-
-  it('a failing stream nobody awaits raises no unhandled rejection', async () => {
-    const server = await serve((res) => {
-      res.end(textSoFar + sseText([overloaded()]));
-    });
-    const stream = service(server.url).stream(request);
-    const failed = await new Promise<unknown>((resolve) => stream.on('error', (e) => resolve(e.error)));
-    expect(failed).toBeInstanceOf(ApiError);
-    await tick(); // an unhandled rejection would surface here and fail the run
   });
 });
