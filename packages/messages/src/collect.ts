@@ -18,7 +18,7 @@ export interface CollectMessageOptions extends ReadOptions {
  * @throws (rejects with) ApiError for an `error` event, StreamIncompleteError when message_stop never came,
  * ProtocolError for data that is not a Messages event or an event over `maxEventSize`, AbortError when `signal`
  * aborts, ConnectionError when the source fails (an Ai4tsError it throws keeps its class). Every such error's
- * `partial` is the message so far, or null before message_start.
+ * `partial` is the message so far, none before message_start.
  */
 export function collectMessage(source: StreamSource, options: CollectMessageOptions = {}): Promise<Message> {
   const { listener = new MessageStreamListener(), ...read } = options;

@@ -79,7 +79,7 @@ const CUT_OFF = 'The tool input was cut off before its block finished';
  * - Tool inputs are parsed when their block stops; an input that is not a JSON object leaves `input: {}` and sets
  *   `input_error`. Usage starts from message_start's and every non-null counter of message_delta replaces its
  *   value. Unknown block types are kept as sent; unknown delta and event types are skipped.
- * - Every error's `partial` is {@link snapshot}: a copy of the message so far, or null before message_start.
+ * - Every error's `partial` is {@link snapshot}: a copy of the message so far, none before message_start.
  */
 export class MessageStreamListener extends EventEmitter<MessageStreamEvents> implements StreamListener<Message> {
   /** Every applied event, in arrival order. */
@@ -174,7 +174,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
         break;
       case 'error':
         this.events.push(event);
-        throw this.fail(ApiError.fromStreamError(event, this.snapshot()));
+        throw this.fail(ApiError.fromStreamError(event, undefined));
       case 'ping':
         break;
     }
@@ -228,7 +228,8 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    */
   fail(error: unknown): Ai4tsError {
     if (this.#error) return this.#error;
-    const failure = toAi4tsError(error, { partial: this.snapshot() });
+    // Nothing arrived (an HTTP status, a refused connection, a first event that is an error): no partial.
+    const failure = toAi4tsError(error, { partial: this.snapshot() ?? undefined });
     if (this.#status === 'completed') return failure;
     this.#status = 'failed';
     this.#error = failure;

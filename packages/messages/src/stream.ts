@@ -11,7 +11,7 @@ import type { Message, MessageCreateParams } from './types.js';
  * A streaming Messages request in flight: core's {@link ListenerStream}, with the rules of every stream handle. It
  * starts when created and buffers its events from the first; every `for await` yields them all (content,
  * reasoning, tool calls, usage, finish); leaving a loop early aborts a running request; `final()` resolves to the
- * message or rejects with the typed error (`partial`: the message so far, null when the stream never started).
+ * message or rejects with the typed error (`partial`: the message so far, none when the stream never started).
  * The raw `event`, `message` and `error` come through `on()`; `listener` holds the state at any moment (message,
  * text, thinking, toolUses, usage, status, events).
  */
@@ -22,7 +22,7 @@ export class MessageStream extends ListenerStream<MessageStreamListener, Message
  * {@link toWireRequest}'s plus `stream: true`.
  *
  * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()` (see
- *   {@link MessageStream}); an HTTP error is the Transport's typed ApiError, its `partial` null.
+ *   {@link MessageStream}); an HTTP error is the Transport's typed ApiError, without a `partial`.
  */
 export function streamMessage(
   transport: Transport,

@@ -173,7 +173,7 @@ describe('MessageStreamListener: end and fail', () => {
     const listener = new MessageStreamListener();
     const error = thrown(() => listener.end());
     expect(error).toBeInstanceOf(StreamIncompleteError);
-    expect((error as StreamIncompleteError).partial).toBeNull();
+    expect((error as StreamIncompleteError).partial).toBeUndefined();
     expect(listener.error).toBe(error);
   });
 

@@ -408,10 +408,10 @@ describe('MessageStreamListener: the precise rules', () => {
     expect(() => listener.end()).toThrow(error);
   });
 
-  it('an error before message_start has partial null', () => {
+  it('an error before message_start has no partial', () => {
     const error = failing([ping, overloaded()]) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
-    expect(error.partial).toBeNull();
+    expect(error.partial).toBeUndefined();
   });
 
   it('ignores events after message_stop, error included', () => {

@@ -120,7 +120,7 @@ describe('MessagesService against the scripted model', () => {
     expect(error.status).toBe(529);
     expect(error.type).toBe('overloaded_error');
     expect(error.message).toContain('Scripted HTTP 529');
-    expect(error.partial).toBeNull();
+    expect(error.partial).toBeUndefined();
   });
 
   it('a server that drops the connection mid-stream gives ConnectionError with the partial', async () => {

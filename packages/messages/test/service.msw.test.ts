@@ -195,7 +195,7 @@ describe('MessagesService.stream', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(529);
     expect(error.type).toBe('overloaded_error');
-    expect(error.partial).toBeNull();
+    expect(error.partial).toBeUndefined();
     await expect(async () => {
       for await (const _ of stream) {
         // nothing arrives
