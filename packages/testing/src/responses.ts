@@ -45,6 +45,34 @@ export function isResponsesBody(body: unknown): body is ResponsesRequestBody {
   return isRecord(body) && (typeof body.input === 'string' || Array.isArray(body.input));
 }
 
+/** The request's input as items: a string input is one user message. */
+export function inputItems(input: ResponsesRequestBody['input']): ResponsesInputItem[] {
+  return typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : input;
+}
+
+/**
+ * The responses the server stored (every one answered without `store: false`), by id: the conversation each
+ * ends, so a request continuing one by `previous_response_id` reads as the whole conversation, as the API reads it.
+ */
+export class StoredResponses {
+  readonly #conversations = new Map<string, ResponsesInputItem[]>();
+
+  /** The body a script sees: `input` preceded by the stored conversation; undefined for an unknown id. */
+  resolve(body: ResponsesRequestBody): ResponsesRequestBody | undefined {
+    const previous = body.previous_response_id;
+    if (typeof previous !== 'string') return body;
+    const conversation = this.#conversations.get(previous);
+    return conversation && { ...body, input: [...conversation, ...inputItems(body.input)] };
+  }
+
+  /** Remembers an answered response (unless the request said `store: false`). */
+  store(body: ResponsesRequestBody, answer: unknown): void {
+    if (body.store === false || !isRecord(answer) || typeof answer.id !== 'string') return;
+    const output = Array.isArray(answer.output) ? answer.output.filter(isRecord) : [];
+    this.#conversations.set(answer.id, [...inputItems(body.input), ...output]);
+  }
+}
+
 /** The text the usage estimate counts: instructions and input. */
 export function responsesPrompt(body: ResponsesRequestBody): string {
   return JSON.stringify([body.instructions ?? '', body.input]);

@@ -17,7 +17,14 @@ import {
   messagesEvents,
   messagesPrompt,
 } from './messages.js';
-import { isResponsesBody, type ResponsesRequestBody, responseObject, responsesEvents, responsesPrompt } from './responses.js';
+import {
+  isResponsesBody,
+  type ResponsesRequestBody,
+  responseObject,
+  responsesEvents,
+  responsesPrompt,
+  StoredResponses,
+} from './responses.js';
 import { type MockTurn, type RenderContext, type ResolvedTurn, resolveTurn } from './turn.js';
 
 /** The body of a request to any of the three model routes. */
@@ -93,6 +100,7 @@ export interface MockModel {
 export async function startMockModel(options: MockModelOptions): Promise<MockModel> {
   const { script, seed = 1, models = ['mock-model'], port = 0 } = options;
   const requests: RecordedRequest[] = [];
+  const stored = new StoredResponses();
   let steps = 0;
 
   const server = createServer((req, res) => {
@@ -121,9 +129,14 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
     }
     if (req.method === 'POST' && path === '/v1/responses') {
       if (!isResponsesBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with an input string or array');
+      const conversation = stored.resolve(body);
+      if (!conversation) {
+        const message = `Previous response with id '${body.previous_response_id}' not found.`;
+        return sendError(res, path, 400, message, 'previous_response_not_found');
+      }
       const step = ++steps;
-      const turn = await turnFor(script, { protocol: 'responses', body, step, headers });
-      return answer(res, renderers.responses, body, turn, step, seed);
+      const turn = await turnFor(script, { protocol: 'responses', body: conversation, step, headers });
+      return stored.store(conversation, await answer(res, renderers.responses, body, turn, step, seed));
     }
     if (req.method === 'POST' && path === '/v1/messages') {
       if (!isMessagesBody(body))
@@ -201,6 +214,7 @@ async function turnFor(script: MockScript, context: MockScriptContext): Promise<
   return turn;
 }
 
+/** Sends the turn; resolves to the answer as JSON once it went out whole (undefined for an error or a cut-off). */
 async function answer<B extends MockRequestBody>(
   res: ServerResponse,
   renderer: Renderer<B>,
@@ -208,21 +222,34 @@ async function answer<B extends MockRequestBody>(
   scripted: MockTurn,
   step: number,
   seed: number,
-) {
+): Promise<unknown> {
   if (scripted.httpError) {
     const { status, body: errorBody } = scripted.httpError;
-    if (errorBody !== undefined) return sendJson(res, status, errorBody);
-    return sendError(res, requestPath(res.req), status, `Scripted HTTP ${status}`);
+    if (errorBody !== undefined) sendJson(res, status, errorBody);
+    else sendError(res, requestPath(res.req), status, `Scripted HTTP ${status}`);
+    return undefined;
   }
-  // Each request has its own seed, so a run replays exactly whatever the order of the protocols.
-  const random = seededRandom(seed + step);
-  const turn = resolveTurn(scripted, renderer.prompt(body), random, renderer.callIdPrefix);
-  const context: RenderContext = { id: renderer.answerId(step), created: Math.floor(Date.now() / 1000), random };
-  if (body.stream !== true) return sendJson(res, 200, renderer.json(turn, body, context));
+  // Each request has its own seed, so a run replays exactly whatever the order of the protocols. The JSON answer
+  // is rendered from its own generator, so the streamed form stays what it is without it.
+  const created = Math.floor(Date.now() / 1000);
+  const render = () => {
+    const random = seededRandom(seed + step);
+    const turn = resolveTurn(scripted, renderer.prompt(body), random, renderer.callIdPrefix);
+    const context: RenderContext = { id: renderer.answerId(step), created, random };
+    return { turn, context };
+  };
+  const whole = render();
+  // Built for a stream too: it is the answer the server remembers (Responses' stored conversations).
+  const json = renderer.json(whole.turn, body, whole.context);
+  if (body.stream !== true) {
+    sendJson(res, 200, json);
+    return json;
+  }
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.flushHeaders();
   const { cutOff, chunkDelayMs } = scripted;
+  const { turn, context } = render();
   const events = renderer.events(turn, body, context, scripted.streamError);
   // A negative count is taken from the end: -1 stops just before the last event, whatever the fragmenting.
   const cutAt = !cutOff ? Infinity : cutOff.afterChunks < 0 ? events.length + cutOff.afterChunks : cutOff.afterChunks;
@@ -231,16 +258,20 @@ async function answer<B extends MockRequestBody>(
   for (const [sent, event] of events.entries()) {
     // A cut-off stops before the terminal event, so the client sees a stream that just ends (or breaks).
     if (sent >= cutAt) {
-      if (!cutOff?.reset) return res.end();
-      // The events before the cut reach the client first, as when a connection drops mid-answer.
-      await flushed;
-      return res.destroy();
+      if (!cutOff?.reset) res.end();
+      else {
+        // The events before the cut reach the client first, as when a connection drops mid-answer.
+        await flushed;
+        res.destroy();
+      }
+      return undefined;
     }
     if (chunkDelayMs) await sleep(chunkDelayMs);
-    if (res.destroyed) return;
+    if (res.destroyed) return undefined;
     flushed = new Promise((resolve) => res.write(encodeSse(event), () => resolve()));
   }
   res.end();
+  return scripted.streamError ? undefined : json;
 }
 
 function requestPath(req: IncomingMessage): string {
