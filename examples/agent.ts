@@ -5,7 +5,10 @@
  * tool calls, text), so it runs offline. With `OPENAI_API_KEY` set (or `AI4TS_PROVIDER` plus that provider's key,
  * and `AI4TS_MODEL` for a non-default model) the same code talks to the real provider.
  *
- *   npx tsx examples/agent.ts
+ * The same loop runs over any of the three protocols: `--protocol=chat` (default), `--protocol=responses` or
+ * `--protocol=messages` (or `AI4TS_PROTOCOL`). Only the request's own fields differ; events and result are the same.
+ *
+ *   npx tsx examples/agent.ts --protocol=messages
  */
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
 import { type Ai4tsOptions, createClient, defineTool, type ProviderName, resolveProvider } from 'ai4ts';
@@ -48,20 +51,32 @@ const convertTemperature = defineTool({
   },
 });
 
+const PROTOCOLS = ['chat', 'responses', 'messages'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+const asked = process.argv.find((arg) => arg.startsWith('--protocol='))?.slice('--protocol='.length);
+const chosen = asked ?? process.env.AI4TS_PROTOCOL ?? 'chat';
+const isProtocol = (name: string): name is Protocol => PROTOCOLS.some((protocol) => protocol === name);
+if (!isProtocol(chosen)) throw new Error(`Unknown protocol "${chosen}": use ${PROTOCOLS.join(', ')}`);
+const protocol: Protocol = chosen;
+
 const real = realProvider();
 let server: MockModel | undefined;
 if (!real) server = await startMockModel({ script: agentScript });
 const client = createClient(real?.options ?? { baseURL: server?.baseURL, apiKey: 'local-demo' });
 console.log(real ? `Provider: ${client.transport.provider.name}, model ${real.model}` : `Scripted model at ${server?.baseURL}`);
+console.log(`Protocol: ${protocol}`);
 console.log(`\nQuestion: ${agentQuestion}`);
 
 try {
-  const stream = client.chat.stream({
-    model: real?.model ?? 'mock-model',
-    messages: [{ role: 'user', content: agentQuestion }],
-    tools: [getWeather, convertTemperature],
-    maxSteps: 5,
-  });
+  const model = real?.model ?? 'mock-model';
+  const tools = [getWeather, convertTemperature];
+  const question = { role: 'user' as const, content: agentQuestion };
+  const stream =
+    protocol === 'responses'
+      ? client.responses.stream({ model, input: agentQuestion, tools, maxSteps: 5 })
+      : protocol === 'messages'
+        ? client.messages.stream({ model, max_tokens: 1024, messages: [question], tools, maxSteps: 5 })
+        : client.chat.stream({ model, messages: [question], tools, maxSteps: 5 });
 
   // Streamed text continues its section; each tool call and result gets its own line.
   let section = '';
