@@ -1,9 +1,10 @@
 /**
  * A streaming agent: a question that needs two tools, answered by the tool loop, printed live.
  *
- * By default it starts the scripted model of @ai4ts/testing on 127.0.0.1 (real SSE: reasoning, fragmented parallel
- * tool calls, text), so it runs offline. With `OPENAI_API_KEY` set (or `AI4TS_PROVIDER` plus that provider's key,
- * and `AI4TS_MODEL` for a non-default model) the same code talks to the real provider.
+ * It always starts the scripted model of @ai4ts/testing on 127.0.0.1 (real SSE: reasoning, fragmented parallel
+ * tool calls, text), so it runs offline and costs nothing, whatever keys the shell holds. With `--live` (or
+ * `AI4TS_LIVE=1`) the same code talks to a real provider instead: `AI4TS_PROVIDER` (default openai) with that
+ * provider's key, and `AI4TS_MODEL` for a non-default model; it says which before the first request.
  *
  * The same loop runs over any of the three protocols: `--protocol=chat` (default), `--protocol=responses` or
  * `--protocol=messages` (or `AI4TS_PROTOCOL`). Only the request's own fields differ; events and result are the same.
@@ -11,19 +12,35 @@
  *   npx tsx examples/agent.ts --protocol=messages
  */
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
-import { type Ai4tsOptions, createClient, defineTool, type ProviderName, resolveProvider } from 'ai4ts';
+import { type Ai4tsOptions, createClient, defineTool, PROVIDERS, type ProviderName, resolveProvider } from 'ai4ts';
 import * as z from 'zod';
 
 const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', deepseek: 'deepseek-chat' };
 
-/** The real provider the environment names, if its key is set. */
-function realProvider(): { options: Ai4tsOptions; model: string } | undefined {
-  const name = (process.env.AI4TS_PROVIDER ?? 'openai') as ProviderName;
+/** The real provider the environment names; only asked for with `--live`. */
+function liveProvider(): { options: Ai4tsOptions; model: string } {
+  const name = process.env.AI4TS_PROVIDER ?? 'openai';
+  if (!isProviderName(name)) throw new Error(`Unknown provider "${name}": use one of ${Object.keys(PROVIDERS).join(', ')}`);
   const preset = resolveProvider(name);
-  if (!preset.apiKeyEnv.some((key) => process.env[key])) return undefined;
+  if (!preset.apiKeyEnv.some((key) => process.env[key])) {
+    throw new Error(`--live needs a key for ${name}: set ${preset.apiKeyEnv.join(' or ')}`);
+  }
   const model = process.env.AI4TS_MODEL ?? DEFAULT_MODELS[name];
   if (!model) throw new Error(`Set AI4TS_MODEL to the ${name} model to use`);
   return { options: { provider: name }, model };
+}
+
+function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(PROVIDERS, name);
+}
+
+/** The arguments as the model meant them: `{"city":"Zürich"}`, not the `\u00fc` escapes some models send. */
+function decoded(args: string): string {
+  try {
+    return JSON.stringify(JSON.parse(args));
+  } catch {
+    return args;
+  }
 }
 
 // Demo readings: the point is the loop, not the weather service.
@@ -59,11 +76,16 @@ const isProtocol = (name: string): name is Protocol => PROTOCOLS.some((protocol)
 if (!isProtocol(chosen)) throw new Error(`Unknown protocol "${chosen}": use ${PROTOCOLS.join(', ')}`);
 const protocol: Protocol = chosen;
 
-const real = realProvider();
+const live = process.argv.includes('--live') || process.env.AI4TS_LIVE === '1';
+const real = live ? liveProvider() : undefined;
 let server: MockModel | undefined;
 if (!real) server = await startMockModel({ script: agentScript });
 const client = createClient(real?.options ?? { baseURL: server?.baseURL, apiKey: 'local-demo' });
-console.log(real ? `Provider: ${client.transport.provider.name}, model ${real.model}` : `Scripted model at ${server?.baseURL}`);
+console.log(
+  real
+    ? `Live: provider ${client.transport.provider.name}, model ${real.model} (real requests, billed by the provider)`
+    : `Scripted model at ${server?.baseURL} (offline; --live for a real provider)`,
+);
 console.log(`Protocol: ${protocol}`);
 console.log(`\nQuestion: ${agentQuestion}`);
 
@@ -95,7 +117,7 @@ try {
       process.stdout.write(`\n\n── step ${event.step} ──`);
     } else if (event.type === 'reasoning') write('reasoning', event.delta);
     else if (event.type === 'content') write('answer', event.delta);
-    else if (event.type === 'tool_call.done') line('tool call', `${event.name}(${event.arguments})`);
+    else if (event.type === 'tool_call.done') line('tool call', `${event.name}(${decoded(event.arguments)})`);
     else if (event.type === 'tool.result') {
       const output = typeof event.output === 'string' ? event.output : JSON.stringify(event.output);
       line(`${event.name} ->`, `${event.isError ? 'ERROR ' : ''}${output}`);
