@@ -41,6 +41,8 @@ export interface SseServeOptions {
  * sees a broken stream, never a clean end.
  */
 export function sseResponse(events: SseMessageSource, init: SseServeOptions = {}): Response {
+  // Headers first: ones that cannot be sent throw here, before the source is opened.
+  const headers = new Headers({ ...SSE_HEADERS, ...init.headers });
   const controller = new AbortController();
   const iterator = open(events, controller.signal);
   const encoder = new TextEncoder();
@@ -72,7 +74,7 @@ export function sseResponse(events: SseMessageSource, init: SseServeOptions = {}
       iterator.return?.().catch(() => {});
     },
   });
-  return new Response(body, { status: init.status ?? 200, headers: { ...SSE_HEADERS, ...init.headers } });
+  return new Response(body, { status: init.status ?? 200, headers });
 }
 
 /**
@@ -92,18 +94,19 @@ export async function writeSse(
   };
   res.on('close', onClose);
   const iterator = open(events, controller.signal);
-  if (!res.headersSent) {
-    res.writeHead(options.status ?? 200, { ...SSE_HEADERS, ...options.headers });
-    res.flushHeaders();
-  }
-  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
-  const timer =
-    heartbeatMs > 0
-      ? setInterval(() => {
-          if (!res.writableNeedDrain && !res.destroyed) res.write(HEARTBEAT);
-        }, heartbeatMs)
-      : undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
   try {
+    // Inside the try: headers that cannot be sent make writeHead throw, and that must still end the response and
+    // close the source, never leave the client waiting for a status line.
+    if (!res.headersSent) {
+      res.writeHead(options.status ?? 200, { ...SSE_HEADERS, ...closeIfAsked(res), ...options.headers });
+      res.flushHeaders();
+    }
+    const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    if (heartbeatMs > 0)
+      timer = setInterval(() => {
+        if (!res.writableNeedDrain && !res.destroyed) res.write(HEARTBEAT);
+      }, heartbeatMs);
     for (;;) {
       const next = await iterator.next();
       if (next.done || res.destroyed) break;
@@ -119,6 +122,15 @@ export async function writeSse(
     res.off('close', onClose);
     if (res.destroyed) iterator.return?.().catch(() => {});
   }
+}
+
+/**
+ * `Connection: close` when the request asked for it: node:http keeps a connection open whenever the response
+ * sets `Connection: keep-alive`, whatever the client said.
+ */
+function closeIfAsked(res: ServerResponse): Record<string, string> {
+  const asked = res.req?.headers.connection;
+  return typeof asked === 'string' && /(^|,)\s*close\s*($|,)/i.test(asked) ? { connection: 'close' } : {};
 }
 
 function open(events: SseMessageSource, signal: AbortSignal): AsyncIterator<SseMessage> {

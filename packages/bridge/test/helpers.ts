@@ -1,6 +1,6 @@
 /** Test helpers: a scripted daemon on 127.0.0.1, SSE framing for both dialects, and readers for results. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { BridgeEvent } from '@ai4ts/bridge';
 
 /** One `data:` block of the typed-event dialect. */
@@ -169,4 +169,98 @@ export function readChunks(body: string): { chunks: Chunk[]; done: boolean; text
   const chunks = lines.filter((d) => d !== '[DONE]').map((d) => JSON.parse(d) as Chunk);
   const join = (key: 'content' | 'reasoning_content') => chunks.map((c) => c.choices?.[0]?.delta[key] ?? '').join('');
   return { chunks, done, text: join('content'), reasoning: join('reasoning_content') };
+}
+
+/** A fetch handler served over node:http on 127.0.0.1, and every rejection the handler returned. */
+export interface FetchServer {
+  url: string;
+  /** What the handler rejected with: a fetch handler must always answer, so tests expect none. */
+  rejections: unknown[];
+  /** Bytes read from client sockets so far. */
+  bytesRead(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `handler` on 127.0.0.1 the way fetch-style runtimes do: the request body streams in (never read ahead),
+ * the response body streams out with backpressure, and a client that leaves cancels the response body. A rejection
+ * is recorded and answered with a bare 500.
+ */
+export async function serveFetchHandler(handler: (request: Request) => Promise<Response>): Promise<FetchServer> {
+  const rejections: unknown[] = [];
+  const sockets = new Set<Socket>();
+  let read = 0;
+  const server = createServer(async (req, res) => {
+    const controller = new AbortController();
+    res.on('close', () => controller.abort());
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string') headers.set(name, value);
+    const init: RequestInit & { duplex?: 'half' } = { method: req.method, headers, signal: controller.signal };
+    let cancelled = false;
+    if (hasBody) {
+      // Pulled one chunk at a time (no read-ahead); a cancelled body leaves the rest unread.
+      const chunks = req[Symbol.asyncIterator]();
+      init.body = new ReadableStream<Uint8Array>(
+        {
+          async pull(stream) {
+            const next = await chunks.next();
+            if (next.done) stream.close();
+            else stream.enqueue(new Uint8Array(next.value));
+          },
+          cancel() {
+            cancelled = true;
+            req.pause();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      init.duplex = 'half';
+    }
+    let response: Response;
+    try {
+      response = await handler(new Request(`http://127.0.0.1${req.url ?? '/'}`, init));
+    } catch (error) {
+      rejections.push(error);
+      res.writeHead(500).end();
+      return;
+    }
+    const out = Object.fromEntries(response.headers);
+    res.writeHead(response.status, cancelled ? { ...out, connection: 'close' } : out);
+    if (!response.body) {
+      res.end();
+      return;
+    }
+    const reader = response.body.getReader();
+    res.on('close', () => {
+      if (!res.writableFinished) reader.cancel().catch(() => {});
+    });
+    try {
+      for (let next = await reader.read(); !next.done; next = await reader.read())
+        if (!res.write(next.value)) await new Promise((resolve) => res.once('drain', resolve));
+      res.end();
+    } catch {
+      res.destroy();
+    }
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => {
+      read += socket.bytesRead;
+      sockets.delete(socket);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    rejections,
+    bytesRead: () => read + [...sockets].reduce((sum, socket) => sum + socket.bytesRead, 0),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -1,15 +1,22 @@
 /** The two server faces of the proxy: a node:http request listener and a fetch handler, over one {@link route}. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sseResponse, writeSse } from '../server.js';
-import { type Incoming, MAX_BODY_BYTES, type ProxyContext, type Reply, tooLarge } from './context.js';
+import { type Incoming, MAX_BODY_BYTES, type ProxyContext, tooLarge } from './context.js';
+import { type Outgoing, outgoing } from './outgoing.js';
 import { errorReply, route } from './route.js';
 
-/** Serves one node:http request. A client that disconnects aborts the upstream request. */
+/** Whether a `Connection` header asks to close the connection after this exchange. */
+function asksClose(connection: string | null | undefined): boolean {
+  return connection != null && /(^|,)\s*close\s*($|,)/i.test(connection);
+}
+
+/** Serves one node:http request. A client that disconnects, or an answer that fails, aborts the upstream request. */
 export function serveNode(context: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
   const controller = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) controller.abort(new Error('The client disconnected'));
   });
+  const body = new NodeBody(req);
   const incoming: Incoming = {
     method: req.method ?? 'GET',
     path: new URL(req.url ?? '/', 'http://localhost').pathname,
@@ -17,26 +24,89 @@ export function serveNode(context: ProxyContext, req: IncomingMessage, res: Serv
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
     },
-    text: () => readBody(req),
+    text: () => body.text(),
   };
   route(context, incoming, controller.signal)
     .catch((error: unknown) => errorReply(context, error))
-    .then((reply) => sendNode(context, res, reply))
-    .catch(() => res.destroy());
+    .then((reply) => sendNode(context, res, outgoing(context, reply), body.unread || asksClose(req.headers.connection)))
+    .catch((error: unknown) => {
+      controller.abort(error);
+      res.destroy();
+    });
 }
 
-function sendNode(context: ProxyContext, res: ServerResponse, reply: Reply): void {
-  if (res.destroyed) return;
-  const headers = { ...context.headers, ...reply.headers };
+function sendNode(context: ProxyContext, res: ServerResponse, reply: Outgoing, close: boolean): void {
+  if (res.destroyed) {
+    void reply.stream?.[Symbol.asyncIterator]().return?.();
+    return;
+  }
+  // A body left unread must not be read to its end to reuse the connection: close it once the answer is out.
+  const headers = close ? { ...reply.headers, connection: 'close' } : reply.headers;
   if (reply.stream) {
     writeSse(res, reply.stream, { headers, heartbeatMs: context.heartbeatMs }).catch(() => {});
     return;
   }
-  res.writeHead(reply.status, reply.body === undefined ? headers : { 'content-type': 'application/json', ...headers });
-  res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+  res.writeHead(reply.status, headers);
+  res.end(reply.json);
 }
 
-/** Serves one fetch request; `request.signal` or cancelling the response body aborts the upstream request. */
+/**
+ * A node:http request body read up to {@link MAX_BODY_BYTES}: past it (or when Content-Length says so) reading
+ * stops at once and `text()` rejects with a 413, so an oversized body is neither held nor read to its end.
+ */
+class NodeBody {
+  readonly #req: IncomingMessage;
+  /** Set when the body was refused before its end: the connection cannot be reused. */
+  unread = false;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+  }
+
+  text(): Promise<string> {
+    const req = this.#req;
+    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
+      this.unread = true;
+      return Promise.reject(tooLarge());
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const stop = () => {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', reject);
+        req.off('close', onClose);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= MAX_BODY_BYTES) {
+          chunks.push(chunk);
+          return;
+        }
+        stop();
+        req.pause();
+        chunks.length = 0;
+        this.unread = true;
+        reject(tooLarge());
+      };
+      const onEnd = () => {
+        stop();
+        resolve(Buffer.concat(chunks).toString('utf8'));
+      };
+      const onClose = () => {
+        stop();
+        reject(new Error('The client left before sending the whole body'));
+      };
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', reject);
+      req.on('close', onClose);
+    });
+  }
+}
+
+/** Serves one fetch request; `request.signal`, cancelling the response body or a failed answer aborts the upstream. */
 export async function serveFetch(context: ProxyContext, request: Request): Promise<Response> {
   const controller = new AbortController();
   const abort = () => controller.abort(request.signal.reason);
@@ -46,39 +116,63 @@ export async function serveFetch(context: ProxyContext, request: Request): Promi
     method: request.method,
     path: new URL(request.url).pathname,
     header: (name) => request.headers.get(name) ?? undefined,
-    text: async () => {
-      if (Number(request.headers.get('content-length')) > MAX_BODY_BYTES) throw tooLarge();
-      const text = await request.text();
-      if (text.length > MAX_BODY_BYTES) throw tooLarge();
-      return text;
-    },
+    text: () => fetchBodyText(request),
   };
-  const reply = await route(context, incoming, controller.signal).catch((error: unknown) => errorReply(context, error));
-  const headers = { ...context.headers, ...reply.headers };
+  const reply = outgoing(
+    context,
+    await route(context, incoming, controller.signal).catch((error: unknown) => errorReply(context, error)),
+  );
+  const headers = asksClose(request.headers.get('connection')) ? { ...reply.headers, connection: 'close' } : reply.headers;
   const { stream } = reply;
-  if (stream)
-    return sseResponse(
-      (signal) => {
-        signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
-        return stream;
-      },
-      { headers, heartbeatMs: context.heartbeatMs },
-    );
-  if (reply.body === undefined) return new Response(null, { status: reply.status, headers });
-  return Response.json(reply.body, { status: reply.status, headers });
+  try {
+    if (stream)
+      return sseResponse(
+        (signal) => {
+          signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+          return stream;
+        },
+        { headers, heartbeatMs: context.heartbeatMs },
+      );
+    return new Response(reply.json ?? null, { status: reply.status, headers });
+  } catch (error) {
+    // The answer could not be built: the upstream must not go on for nobody, and the caller still gets a reply.
+    controller.abort(error);
+    void stream?.[Symbol.asyncIterator]().return?.();
+    const failure = { message: 'The proxy could not build its answer', type: 'server_error', param: null, code: null };
+    return Response.json({ error: failure }, { status: 500 });
+  }
 }
 
-/** The request body as text, or a 413 HttpError past {@link MAX_BODY_BYTES} (the rest is read and dropped). */
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => (size > MAX_BODY_BYTES ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))));
-    req.on('error', reject);
-    req.on('close', () => reject(new Error('The client left before sending the whole body'))); // no-op after 'end'
-  });
+/**
+ * A fetch request's body as text, counted while it is read: past {@link MAX_BODY_BYTES} (or when Content-Length says
+ * so) the body is cancelled and a 413 thrown, so memory stays bounded whatever the client sends.
+ */
+async function fetchBodyText(request: Request): Promise<string> {
+  const { body } = request;
+  if (Number(request.headers.get('content-length')) > MAX_BODY_BYTES) {
+    await body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  // No Buffer: fetch-style runtimes may not have it.
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
 }

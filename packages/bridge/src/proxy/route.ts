@@ -124,12 +124,24 @@ export function errorReply(context: ProxyContext, error: unknown): Reply {
   return { status: 502, headers: {}, body: { error: body } };
 }
 
-async function* prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
-  if (first.done) return;
-  try {
-    yield first.value;
-    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
-  } finally {
-    await rest.return?.();
-  }
+/**
+ * `first`, then the rest. An iterator object rather than a generator: `return()` reaches `rest` (and so the upstream
+ * read) even when the answer fails before its first message was taken.
+ */
+function prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncIterableIterator<T> {
+  let pending: IteratorResult<T> | undefined = first;
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      const next = pending ?? (await rest.next());
+      pending = undefined;
+      return next;
+    },
+    async return() {
+      pending = undefined;
+      await rest.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
 }
