@@ -21,7 +21,7 @@ import {
 import { isRecord, parseOrText, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
-import { copyExtra, mergeExtra, nonEmpty, normalizeUsage } from './merge.js';
+import { copyExtra, JsonProgress, mergeExtra, nonEmpty, normalizeUsage } from './merge.js';
 import { ThinkTagSplitter } from './think.js';
 import type {
   ChatCompletion,
@@ -92,8 +92,8 @@ interface ToolCallState {
   arguments: string;
   started: boolean;
   done: boolean;
-  /** Length of `arguments` when last checked for being complete JSON (so each state is parsed once). */
-  checkedLength: number;
+  /** How far `arguments` was read when checked for being complete JSON (each character is read once). */
+  readonly progress: JsonProgress;
   /** The provider's own fields of the call (Gemini's `extra_content`), merged over its fragments. */
   extra: Record<string, unknown> | undefined;
 }
@@ -108,6 +108,8 @@ class ChoiceState implements ChatChoiceState {
   /** Calls by the provider's `index` field (which may start at 1 or be sparse). */
   readonly byIndex = new Map<number, ToolCallState>();
   readonly byId = new Map<string, ToolCallState>();
+  /** Calls whose arguments grew since the last check: a new call checks these, never every earlier call. */
+  readonly grown = new Set<ToolCallState>();
   last: ToolCallState | undefined;
   think: ThinkTagSplitter | undefined;
   /** The provider's own fields of the message (OpenRouter's `reasoning_details`), merged over the deltas. */
@@ -134,15 +136,6 @@ function toolCallOf(call: ToolCallState): ChatCompletionMessageToolCall {
 /** An id that names a call: empty strings and the string "null" (sent on continuations) do not. */
 function realId(id: unknown): string | undefined {
   return typeof id === 'string' && id !== '' && id !== 'null' ? id : undefined;
-}
-
-function isCompleteJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -496,6 +489,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
       const delta = typeof args === 'string' ? args : isRecord(args) ? JSON.stringify(args) : '';
       if (delta !== '') {
         call.arguments += delta;
+        if (!call.done) state.grown.add(call);
         if (call.started && !call.done && this.#has('tool_call.delta')) {
           this.emit('tool_call.delta', {
             type: 'tool_call.delta',
@@ -510,12 +504,14 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     if (!call.started && call.name !== '') this.#startCall(state, call);
   }
 
-  /** A new call: earlier calls whose arguments already form complete JSON are done. */
+  /** A new call: earlier calls whose arguments already form complete JSON are done, in their order. */
   #openCall(state: ChoiceState): ToolCallState {
-    for (const earlier of state.calls) {
-      if (earlier.done || earlier.arguments.length === earlier.checkedLength) continue;
-      earlier.checkedLength = earlier.arguments.length;
-      if (isCompleteJson(earlier.arguments)) this.#doneCall(state, earlier);
+    if (state.grown.size > 0) {
+      const grown = state.grown.size === 1 ? [...state.grown] : [...state.grown].sort((a, b) => a.position - b.position);
+      state.grown.clear();
+      for (const earlier of grown) {
+        if (!earlier.done && earlier.progress.complete(earlier.arguments)) this.#doneCall(state, earlier);
+      }
     }
     const call: ToolCallState = {
       position: state.calls.length,
@@ -525,7 +521,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
       arguments: '',
       started: false,
       done: false,
-      checkedLength: 0,
+      progress: new JsonProgress(),
       extra: undefined,
     };
     state.calls.push(call);

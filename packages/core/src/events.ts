@@ -3,7 +3,8 @@
  * dialect reader emits these same events, so the tool loop, the bridge writers and user code handle one model.
  * A listener may emit protocol-specific events beside them (for example `chunk` or the raw `event`).
  */
-import type { Ai4tsError } from './errors.js';
+import { type Ai4tsError, isRecord } from './errors.js';
+import { getOwn, setOwn } from './internal/own.js';
 
 /** Token usage in OpenAI's chat shape, whatever the protocol reported. */
 export interface Usage {
@@ -139,15 +140,12 @@ export function addUsage(a: Usage | undefined, b: Usage | undefined): Usage | un
 
 function sumNumbers(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...a };
+  // Usage is the server's: own keys only, so a `__proto__` key stays a plain field.
   for (const [key, value] of Object.entries(b)) {
-    const prev = out[key];
-    if (typeof value === 'number') out[key] = (typeof prev === 'number' ? prev : 0) + value;
-    else if (value && typeof value === 'object' && !Array.isArray(value))
-      out[key] = sumNumbers(
-        prev && typeof prev === 'object' ? (prev as Record<string, unknown>) : {},
-        value as Record<string, unknown>,
-      );
-    else if (!(key in out)) out[key] = value;
+    const prev = getOwn(out, key);
+    if (typeof value === 'number') setOwn(out, key, (typeof prev === 'number' ? prev : 0) + value);
+    else if (isRecord(value)) setOwn(out, key, sumNumbers(isRecord(prev) ? prev : {}, value));
+    else if (!Object.hasOwn(out, key)) setOwn(out, key, value);
   }
   return out;
 }

@@ -41,16 +41,17 @@ export function toFinishReason(stopReason: StopReason): FinishReason;
 export function toFinishReason(stopReason: StopReason | null): FinishReason | null;
 export function toFinishReason(stopReason: StopReason | null): FinishReason | null {
   if (stopReason === null) return null;
-  return FINISH_REASONS[stopReason] ?? stopReason;
+  return FINISH_REASONS.get(stopReason) ?? stopReason;
 }
 
-const FINISH_REASONS: Record<string, FinishReason | undefined> = {
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-  tool_use: 'tool_calls',
-  refusal: 'content_filter',
-};
+/** A Map: a stop reason of `constructor` or `__proto__` must not find an inherited value. */
+const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map([
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['max_tokens', 'length'],
+  ['tool_use', 'tool_calls'],
+  ['refusal', 'content_filter'],
+]);
 
 /**
  * Maps Anthropic usage onto the chat shape. Anthropic's `input_tokens` excludes cached input, so

@@ -10,7 +10,7 @@ import {
   StreamIncompleteError,
   type StreamListener,
 } from '@ai4ts/core';
-import { isRecord, toAi4tsError } from '@ai4ts/core/internal';
+import { isRecord, setOwn, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
@@ -86,10 +86,14 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   readonly events: RawMessageStreamEvent[] = [];
   #status: ListenerStatus = 'pending';
   #message: Message | null = null;
-  /** The message's content (the live array), in index order. */
+  /** The message's content (the live array), in arrival order until {@link #ordered} sorts it. */
   #content: AnyContentBlock[] = [];
-  /** The API index of each block of `#content`, ascending. */
+  /** The API index of each block of `#content`. */
   #indexes: number[] = [];
+  /** Every index that started: a start checks it in O(1), whatever the index. */
+  readonly #started = new Set<number>();
+  /** A block came after one of a higher index (the API never does that): sort before anyone reads the content. */
+  #unordered = false;
   #open = new Map<number, OpenBlock>();
   #toolCount = 0;
   #textSoFar = '';
@@ -105,12 +109,13 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   /** The message being built (the live object), null before message_start. Open tool inputs read `{}`. */
   get message(): Message | null {
+    this.#ordered();
     return this.#message;
   }
 
   /** The text blocks joined in index order, nothing between. */
   get text(): string {
-    return this.#content
+    return this.#ordered()
       .filter(isTextBlock)
       .map((block) => block.text)
       .join('');
@@ -118,7 +123,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   /** The thinking blocks joined in index order, nothing between. */
   get thinking(): string {
-    return this.#content
+    return this.#ordered()
       .filter(isThinkingBlock)
       .map((block) => block.thinking)
       .join('');
@@ -126,7 +131,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   /** The client tool_use blocks in index order (server_tool_use blocks stay only in `message.content`). */
   get toolUses(): ToolUseBlock[] {
-    return this.#content.filter(isToolUseBlock);
+    return this.#ordered().filter(isToolUseBlock);
   }
 
   /** The stop reason once message_delta gave it. */
@@ -243,7 +248,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    */
   snapshot(): Message | null {
     if (!this.#message) return null;
-    const content = this.#content.map((block, i) => {
+    const content = this.#ordered().map((block, i) => {
       const open = this.#open.get(this.#indexes[i] ?? -1);
       if (open?.kind === 'tool') return { ...open.block, input: {}, input_error: { message: CUT_OFF, raw: open.json } };
       return copyBlock(block);
@@ -256,6 +261,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     // The API opens with empty content; blocks a proxy puts here are kept as finished ones, at indexes 0, 1, ...
     this.#content = message.content.map(copyBlock);
     this.#indexes = this.#content.map((_, i) => i);
+    for (const index of this.#indexes) this.#started.add(index);
     this.#message = { ...message, content: this.#content, usage: { ...message.usage } };
     this.#status = 'streaming';
     this.#emitUsage(this.#message.usage);
@@ -264,14 +270,16 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   #start(event: ContentBlockStartEvent): void {
     this.#current(event);
     const { index } = event;
-    if (this.#indexes.includes(index))
+    if (this.#started.has(index))
       throw this.#protocol(`content_block_start for index ${index}, which already started`, event);
     const block = copyBlock(event.content_block);
-    // Indexes come in order; a late lower one still takes its place.
-    let at = this.#indexes.length;
-    while (at > 0 && (this.#indexes[at - 1] ?? -1) > index) at--;
-    this.#content.splice(at, 0, block);
-    this.#indexes.splice(at, 0, index);
+    // Indexes come in order; a late lower one still takes its place, sorted in once when read (never a splice
+    // per block, which a stream of descending indexes would make quadratic).
+    const last = this.#indexes[this.#indexes.length - 1];
+    if (last !== undefined && last > index) this.#unordered = true;
+    this.#started.add(index);
+    this.#content.push(block);
+    this.#indexes.push(index);
     const open = openBlock(block);
     this.#open.set(index, open);
     if (open.kind === 'text' && open.block.text) this.#emitText(open.block.text);
@@ -357,19 +365,20 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   #messageDelta(event: MessageDeltaEvent): void {
     const message = this.#current(event);
     // Every field of the delta is a message field that changed (stop_reason, stop_sequence, container, ...);
-    // the content and the usage are the listener's to build.
+    // the content and the usage are the listener's to build. setOwn: a `__proto__` key is a field, not a prototype.
     for (const [key, value] of Object.entries(event.delta))
-      if (key !== 'content' && key !== 'usage' && value !== undefined) message[key] = value;
+      if (key !== 'content' && key !== 'usage' && value !== undefined) setOwn(message, key, value);
     if (!event.usage) return;
     const usage: MessageUsage = { ...message.usage };
     for (const [key, value] of Object.entries(event.usage)) {
-      if (value !== null && value !== undefined) usage[key] = value;
+      if (value !== null && value !== undefined) setOwn(usage, key, value);
     }
     message.usage = usage;
     this.#emitUsage(usage);
   }
 
   #messageStop(message: Message): void {
+    this.#ordered();
     // The API always stops every block first; finish any it did not, so tool inputs are still validated.
     for (const [index, open] of this.#open) {
       this.#open.delete(index);
@@ -394,6 +403,20 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   #emitUsage(raw: MessageUsage): void {
     this.emit('usage', { type: 'usage', usage: toChatUsage(raw), raw });
+  }
+
+  /** The content in index order, sorted in place (the live array) after a late lower index. */
+  #ordered(): AnyContentBlock[] {
+    if (this.#unordered) {
+      const pairs = this.#content.map((block, i) => ({ block, index: this.#indexes[i] ?? 0 }));
+      pairs.sort((a, b) => a.index - b.index);
+      pairs.forEach(({ block, index }, i) => {
+        this.#content[i] = block;
+        this.#indexes[i] = index;
+      });
+      this.#unordered = false;
+    }
+    return this.#content;
   }
 
   /** The message being built: content and message_delta events are valid only after message_start. */

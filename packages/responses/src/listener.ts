@@ -14,7 +14,7 @@ import {
   StreamIncompleteError,
   type StreamListener,
 } from '@ai4ts/core';
-import { isRecord, toAi4tsError } from '@ai4ts/core/internal';
+import { getOwn, isRecord, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
@@ -134,8 +134,19 @@ export class ResponseStreamListener
   #base: ResponseSnapshot = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
   /** Items by `output_index` (a map, so an absurd index from a broken gateway costs nothing). */
   readonly #items = new Map<number, OutputItem>();
-  /** The items in index order, rebuilt only after an item was added or replaced. */
-  #ordered: OutputItem[] | undefined;
+  /**
+   * The items in index order, kept as they come: an item at a higher index is appended, a replaced one changes in
+   * place (`#positions`), and only a late lower index makes the next read sort (never a sort or walk per event).
+   */
+  #ordered: OutputItem[] = [];
+  readonly #positions = new Map<number, number>();
+  #unordered = false;
+  /** The highest index so far (0 when none): where an event without `output_index` or a known `item_id` goes. */
+  #lastIndex = 0;
+  /** The index of the first item holding each `item_id`, checked on use (an item may change its id). */
+  readonly #byId = new Map<string, number>();
+  /** A `.done` event corrected built text: the running snapshots are rebuilt when next needed, not per event. */
+  #stale = false;
   readonly #calls = new Map<number, CallState>();
   #lastSequence: number | undefined;
   /** Running snapshots for the `content` and `reasoning` events (resynced when a `.done` event corrects them). */
@@ -171,7 +182,8 @@ export class ResponseStreamListener
 
   /** The response as rebuilt so far: the latest lifecycle snapshot with the output items in `output_index` order. */
   get response(): ResponseObject {
-    const output = this.#output();
+    // A copy: the list grows in place as items arrive, and a response read earlier must not change.
+    const output = [...this.#output()];
     return { ...this.#base, output, output_text: outputTextOf(output) };
   }
 
@@ -344,9 +356,9 @@ export class ResponseStreamListener
     const { output, output_text: _derived, ...fields } = snapshot;
     this.#base = { ...this.#base, ...fields };
     if (!Array.isArray(output)) return;
-    const built = this.#output().length;
+    const built = this.#items.size;
     if (built === 0 || (terminal && output.length >= built)) {
-      this.#items.clear();
+      this.#clearItems();
       output.forEach((item, index) => {
         const copy = isRecord(item) ? copyRecord(item) : undefined;
         if (copy && isOutputItem(copy)) this.#setItem(index, copy);
@@ -398,16 +410,42 @@ export class ResponseStreamListener
 
   /** The items in `output_index` order (an index the stream skipped leaves no hole). */
   #output(): OutputItem[] {
-    if (!this.#ordered) {
+    if (this.#unordered) {
       const entries = [...this.#items].sort((a, b) => a[0] - b[0]);
       this.#ordered = entries.map(([, item]) => item);
+      this.#positions.clear();
+      entries.forEach(([index], position) => {
+        this.#positions.set(index, position);
+      });
+      this.#unordered = false;
     }
     return this.#ordered;
   }
 
   #setItem(index: number, item: OutputItem): void {
+    const replaced = this.#items.has(index);
     this.#items.set(index, item);
-    this.#ordered = undefined;
+    if (typeof item.id === 'string') {
+      const holder = this.#byId.get(item.id);
+      if (holder === undefined || this.#items.get(holder)?.id !== item.id) this.#byId.set(item.id, index);
+    }
+    if (this.#unordered) return;
+    const position = this.#positions.get(index);
+    if (replaced && position !== undefined) this.#ordered[position] = item;
+    else if (this.#ordered.length === 0 || index > this.#lastIndex) {
+      this.#positions.set(index, this.#ordered.length);
+      this.#ordered.push(item);
+    } else this.#unordered = true;
+    this.#lastIndex = Math.max(this.#lastIndex, index);
+  }
+
+  #clearItems(): void {
+    this.#items.clear();
+    this.#ordered = [];
+    this.#positions.clear();
+    this.#unordered = false;
+    this.#lastIndex = 0;
+    this.#byId.clear();
   }
 
   /**
@@ -417,12 +455,9 @@ export class ResponseStreamListener
   #indexOf(at: ItemAddress): number | undefined {
     const index = at.output_index;
     if (index !== undefined) return isIndex(index) ? index : undefined;
-    let last = 0;
-    for (const [position, item] of this.#items) {
-      if (item.id === at.item_id) return position;
-      last = Math.max(last, position);
-    }
-    return last;
+    const id = at.item_id;
+    const found = typeof id === 'string' ? this.#byId.get(id) : undefined;
+    return found !== undefined && this.#items.get(found)?.id === id ? found : this.#lastIndex;
   }
 
   /** The item at `index`, created as `type` when the stream skipped its `output_item.added` (so nothing is lost). */
@@ -519,12 +554,14 @@ export class ResponseStreamListener
       holder[field] = text;
       if (text !== built && (kind === 'output_text' || kind === 'summary')) this.#resync();
       if (item.type === 'function_call') {
-        const name = 'name' in event ? event.name : undefined;
+        const name = isRecord(event) ? getOwn(event, 'name') : undefined;
         if (!item.name && typeof name === 'string') item.name = name;
         this.#finishCall(slot.index, item);
       }
       return true;
     }
+    // The snapshots follow a correction before this delta joins them.
+    this.#resyncIfStale();
     holder[field] = built + value;
     this.#streamed(kind, slot, event, value);
     return true;
@@ -676,6 +713,12 @@ export class ResponseStreamListener
   }
 
   #resync(): void {
+    this.#stale = true;
+  }
+
+  #resyncIfStale(): void {
+    if (!this.#stale) return;
+    this.#stale = false;
     this.#text = this.outputText;
     this.#summary = this.reasoningSummary;
   }

@@ -3,7 +3,7 @@
  * event (the trace stays replayable), merging an authoritative `.done` record over a built one without erasing,
  * and the guards that tell a record the listener may build on.
  */
-import { isRecord } from '@ai4ts/core/internal';
+import { getOwn, isRecord, setOwn } from '@ai4ts/core/internal';
 import type {
   MessageContentPart,
   OutputItem,
@@ -67,15 +67,16 @@ export function copyPart(part: unknown): unknown {
  */
 export function mergeRecord(built: Json, next: Json): Json {
   const merged: Json = { ...built };
+  // Own keys only, and a `__proto__` key set as a field (see setOwn): the server's keys are data.
   for (const [key, value] of Object.entries(next)) {
-    const prev = built[key];
+    const prev = getOwn(built, key);
     const erases =
       value === undefined ||
       value === null ||
       value === '' ||
       (Array.isArray(value) && Array.isArray(prev) && value.length < prev.length);
     if (erases && prev !== undefined && prev !== null && prev !== '') continue;
-    merged[key] = Array.isArray(value) ? value.map(copyPart) : value;
+    setOwn(merged, key, Array.isArray(value) ? value.map(copyPart) : value);
   }
   return merged;
 }

@@ -19,6 +19,7 @@ export {
   toAi4tsError,
 } from './fail.js';
 export { NEVER } from './signal.js';
+export { getOwn, setOwn } from './own.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
