@@ -22,6 +22,9 @@ import { builtInStep, isKnownEvent } from './event-types.js';
 import {
   copyRecord,
   doneText,
+  emptyReasoningText,
+  emptySummary,
+  emptyTextPart,
   isIndex,
   isMessagePart,
   isOutputItem,
@@ -33,6 +36,7 @@ import {
   outputTextOf,
   type PlaceholderType,
   placeholder,
+  setPart,
   shownText,
 } from './merge.js';
 import type {
@@ -499,13 +503,13 @@ export class ResponseStreamListener
       built = item.content[at];
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isMessagePart(part)) return false;
-      item.content[at] = part;
+      setPart(item.content, at, part, emptyTextPart);
     } else if (item.type === 'reasoning' && isSlot(item.content ?? [], at)) {
       item.content ??= [];
       built = item.content[at];
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isReasoningTextPart(part)) return false;
-      item.content[at] = part;
+      setPart(item.content, at, part, emptyReasoningText);
     } else return false;
     if (built) this.#resyncIfChanged(built, part);
     return true;
@@ -520,7 +524,7 @@ export class ResponseStreamListener
     const built = item.summary[at];
     const part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
     if (!isSummaryPart(part)) return false;
-    item.summary[at] = part;
+    setPart(item.summary, at, part, emptySummary);
     if (built) this.#resyncIfChanged(built, part);
     return true;
   }
@@ -533,7 +537,8 @@ export class ResponseStreamListener
     if (!part || !Array.isArray(part.annotations)) return false;
     const at = event.annotation_index ?? part.annotations.length;
     if (!isIndex(at) || !isSlot(part.annotations, at)) return false;
-    part.annotations[at] = { ...annotation };
+    // Past the end it is appended: an annotation has no empty form to fill a skipped one with, and a hole is none.
+    part.annotations[Math.min(at, part.annotations.length)] = { ...annotation };
     return true;
   }
 
@@ -619,11 +624,9 @@ export class ResponseStreamListener
         const at = event.content_index;
         const item = isIndex(at) ? this.#itemAt(index, 'message', event) : undefined;
         if (!isIndex(at) || item?.type !== 'message' || !isSlot(item.content, at)) return undefined;
-        let part = item.content[at];
-        if (!part) {
-          part = kind === 'output_text' ? { type: kind, text: '', annotations: [] } : { type: kind, refusal: '' };
-          item.content[at] = part;
-        }
+        const part =
+          item.content[at] ??
+          setPart(item.content, at, kind === 'output_text' ? emptyTextPart() : { type: kind, refusal: '' }, emptyTextPart);
         if (part.type !== kind) return undefined;
         return { holder: part, field: kind === 'output_text' ? 'text' : 'refusal', item, index };
       }
@@ -634,13 +637,13 @@ export class ResponseStreamListener
         if (!isIndex(at) || item?.type !== 'reasoning') return undefined;
         if (kind === 'summary') {
           if (!isSlot(item.summary, at)) return undefined;
-          item.summary[at] ??= { type: 'summary_text', text: '' };
-          return { holder: item.summary[at], field: 'text', item, index };
+          const part = item.summary[at] ?? setPart(item.summary, at, emptySummary(), emptySummary);
+          return { holder: part, field: 'text', item, index };
         }
         item.content ??= [];
         if (!isSlot(item.content, at)) return undefined;
-        item.content[at] ??= { type: 'reasoning_text', text: '' };
-        return { holder: item.content[at], field: 'text', item, index };
+        const part = item.content[at] ?? setPart(item.content, at, emptyReasoningText(), emptyReasoningText);
+        return { holder: part, field: 'text', item, index };
       }
       case 'arguments':
       case 'input': {

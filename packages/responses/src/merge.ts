@@ -27,6 +27,21 @@ export function isSlot(list: readonly unknown[], index: number): boolean {
   return index <= list.length + MAX_INDEX_GAP;
 }
 
+/**
+ * Puts `part` at `at` in a list of parts, first filling the parts the stream skipped (at most {@link MAX_INDEX_GAP})
+ * with empty ones from `skipped`: a list never has holes for readers to trip on or JSON to turn into nulls.
+ */
+export function setPart<T>(list: T[], at: number, part: T, skipped: () => T): T {
+  while (list.length < at) list.push(skipped());
+  list[at] = part;
+  return part;
+}
+
+/** The empty parts that fill a skip: the delta and `.done` events of the skipped part, if they come, build on them. */
+export const emptyTextPart = (): MessageContentPart => ({ type: 'output_text', text: '', annotations: [] });
+export const emptySummary = (): ReasoningSummaryPart => ({ type: 'summary_text', text: '' });
+export const emptyReasoningText = (): ReasoningTextPart => ({ type: 'reasoning_text', text: '' });
+
 /** A `.done` event's whole string is authoritative, but an empty one never erases what the deltas built. */
 export function doneText(built: string, done: string): string {
   return done === '' ? built : done;
