@@ -6,6 +6,7 @@
 import { ApiError, ProtocolError, StreamIncompleteError, type StreamSource, type Usage } from '@ai4ts/core';
 import { addUsage, isRecord, readErrorResponse, redact, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import { CompletionBuilder } from './completion.js';
+import { scrubbedErrorResponse, scrubJson } from './scrub.js';
 import type { BridgeEvent } from './events.js';
 
 /** What a daemon's event means, and the fields of its JSON data that carry the values. */
@@ -99,7 +100,8 @@ async function* readDialect(
   options: ReadOptions = {},
 ): AsyncGenerator<BridgeEvent> {
   const { signal, maxEventSize, secrets = [] } = options;
-  if (source instanceof Response && !source.ok) throw await readErrorResponse(source, { signal, secrets });
+  if (source instanceof Response && !source.ok)
+    throw await readErrorResponse(await scrubbedErrorResponse(source, secrets), { signal, secrets });
   const builder = new CompletionBuilder();
   const usageFields = spec.usageFields ?? DEFAULT_USAGE_FIELDS;
   let toolIndex = 0;
@@ -170,7 +172,7 @@ async function* readDialect(
         ];
       }
       case 'error': {
-        const payload = scrub(data, secrets); // a daemon may quote the token it was sent
+        const payload = scrubRecord(data, secrets); // a daemon may quote the token it was sent
         if (spec.typeField !== undefined) delete payload[spec.typeField];
         throw ApiError.fromStreamError(payload, builder.completion());
       }
@@ -179,7 +181,7 @@ async function* readDialect(
 
   try {
     for await (const sse of sseEventsOf(source, { signal, maxEventSize })) {
-      const data = sse.data === '' ? {} : parseData(sse.data, builder); // an empty block carries only its name
+      const data = sse.data === '' ? {} : parseData(sse.data, builder, secrets); // an empty block carries only its name
       const name = spec.typeField === undefined ? sse.event : text(data[spec.typeField]);
       for (const event of map(name, data)) {
         builder.add(event);
@@ -195,26 +197,32 @@ async function* readDialect(
   });
 }
 
-function parseData(data: string, builder: CompletionBuilder): Record<string, unknown> {
+/** The event's data as a JSON object; a ProtocolError otherwise, whose line and cause name no secret. */
+function parseData(data: string, builder: CompletionBuilder, secrets: readonly string[]): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(data);
-  } catch (cause) {
-    throw new ProtocolError('Daemon event data is not JSON', { cause, line: data, partial: builder.completion() });
+  } catch (error) {
+    // V8's SyntaxError quotes the text it could not parse.
+    const cause = new SyntaxError(redact(error instanceof Error ? error.message : String(error), secrets));
+    throw new ProtocolError('Daemon event data is not JSON', {
+      cause,
+      line: redact(data, secrets),
+      partial: builder.completion(),
+    });
   }
   if (!isRecord(value))
-    throw new ProtocolError('Daemon event data is not a JSON object', { line: data, partial: builder.completion() });
+    throw new ProtocolError('Daemon event data is not a JSON object', {
+      line: redact(data, secrets),
+      partial: builder.completion(),
+    });
   return value;
 }
 
-/** A copy of `data` with every secret replaced in every string, however deep. */
-function scrub(data: Record<string, unknown>, secrets: readonly string[]): Record<string, unknown> {
-  const copy = (value: unknown): unknown => {
-    if (typeof value === 'string') return redact(value, secrets);
-    if (Array.isArray(value)) return value.map(copy);
-    return isRecord(value) ? Object.fromEntries(Object.entries(value).map(([key, v]) => [key, copy(v)])) : value;
-  };
-  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, copy(value)]));
+/** A copy of an event's data with every secret replaced in every string and key, however deep. */
+function scrubRecord(data: Record<string, unknown>, secrets: readonly string[]): Record<string, unknown> {
+  const scrubbed = scrubJson(data, secrets);
+  return isRecord(scrubbed) ? scrubbed : {};
 }
 
 function readUsage(

@@ -12,7 +12,7 @@ import {
   type OpenAIProxyOptions,
   typedEventDialect,
 } from '@ai4ts/bridge';
-import { ApiError } from '@ai4ts/core';
+import { Ai4tsError } from '@ai4ts/core';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon, typed } from './helpers.js';
@@ -47,7 +47,33 @@ const FAILURES = {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(typed({ type: 'text', content: 'Hel' }) + typed({ type: 'error', message: `bad key ${echo}` }));
   },
+  'a 503 quoting it in its headers': (res: ServerResponse, echo: string) => {
+    res.writeHead(503, { 'content-type': 'text/plain', 'x-echo': echo, 'www-authenticate': `Bearer error="${echo}"` });
+    res.end('unavailable');
+  },
+  'a 429 quoting it in Retry-After': (res: ServerResponse, echo: string) => {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': echo });
+    res.end('{}');
+  },
+  // Valid JSON in which the key is only visible once parsed: scrubbing the raw text would miss it.
+  'a JSON error body spelling it in \\u escapes': (res: ServerResponse, echo: string) => {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(`{"error":{"message":"Invalid key: ${unicodeEscaped(echo)}","code":"${unicodeEscaped(echo)}"}}`);
+  },
+  'an error event spelling it in \\u escapes': (res: ServerResponse, echo: string) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: {"type":"error","message":"bad key ${unicodeEscaped(echo)}"}\n\n`);
+  },
+  'an event that is not JSON, quoting it': (res: ServerResponse, echo: string) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: oops ${echo}\n\n`);
+  },
 } as const;
+
+/** Every character as a JSON `\uXXXX` escape. */
+function unicodeEscaped(text: string): string {
+  return [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+}
 
 type Failure = keyof typeof FAILURES;
 
@@ -153,7 +179,51 @@ describe('no token leaves the proxy', () => {
     } catch (error) {
       read = error;
     }
-    expect(read).toBeInstanceOf(ApiError);
+    expect(read).toBeInstanceOf(Ai4tsError);
     expectNoSecret('the reader error', errorText(read));
+  });
+});
+
+describe('no token leaves the proxy in a successful answer either', () => {
+  it('a daemon quoting the key in its text, reasoning, a tool result and its session id', async () => {
+    const daemon = await startDaemon((res, request) => {
+      const echo = String(request.headers.authorization);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        typed({ type: 'reasoning', content: `thinking about ${echo}` }) +
+          typed({ type: 'tool_start', id: 'call_1', name: 'whoami', arguments: JSON.stringify({ key: echo }) }) +
+          typed({ type: 'tool_result', id: 'call_1', name: 'whoami', output: { [echo]: echo }, success: true }) +
+          typed({ type: 'text', content: `your key is ${echo}` }) +
+          typed({ type: 'done', session_id: echo }),
+      );
+    });
+    open.push(daemon);
+    const options: OpenAIProxyOptions = {
+      upstream: daemon.url,
+      dialect: 'typed',
+      auth: PROXY_TOKEN,
+      upstreamToken: UPSTREAM_KEY,
+    };
+    const proxy = await listenOpenAIProxy(options);
+    open.push(proxy);
+    const handler = createOpenAIProxy(options);
+    const init = (stream: boolean): RequestInit => ({
+      method: 'POST',
+      headers: { authorization: `Bearer ${PROXY_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ASK, stream }),
+    });
+    for (const stream of [true, false]) {
+      const viaNode = await fetch(`${proxy.url}/v1/chat/completions`, init(stream));
+      expect(viaNode.status).toBe(200);
+      const nodeText = await replyText(viaNode);
+      expectNoSecret(`the node answer (stream: ${stream})`, nodeText);
+      expect(nodeText).toContain('your key is Bearer [redacted]');
+      const viaFetch = await handler.fetch(new Request('http://proxy.local/v1/chat/completions', init(stream)));
+      expectNoSecret(`the fetch answer (stream: ${stream})`, await replyText(viaFetch));
+    }
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: PROXY_TOKEN, maxRetries: 0 });
+    const { data, response } = await client.chat.completions.create({ model: 'daemon', messages: MESSAGES }).withResponse();
+    expectNoSecret('the client completion', JSON.stringify(data));
+    expectNoSecret('the session header', String(response.headers.get('x-session-id')));
   });
 });

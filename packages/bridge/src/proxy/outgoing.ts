@@ -3,7 +3,9 @@
  * from the headers, the JSON body and each SSE message, and every header value is made sendable (the session id
  * encoded, anything else that could not be sent dropped), so that no reply can fail on its headers.
  */
+import { redact } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
+import { scrubJson, scrubText } from '../scrub.js';
 import type { ProxyContext, Reply } from './context.js';
 
 /** A reply ready to send: sendable headers, and a JSON text or an SSE stream, both scrubbed. */
@@ -38,51 +40,6 @@ export function isSendableHeaderValue(value: string): boolean {
   return /^[\t\x20-\x7e]*$/.test(value);
 }
 
-/** Replaces every occurrence of each secret with `[redacted]`. */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret && out.includes(secret)) out = out.replaceAll(secret, '[redacted]');
-  return out;
-}
-
-/**
- * A copy of a JSON value with every secret redacted from its strings and keys. JSON is scrubbed as values, not as
- * text: a short token must not cut into the keys, and a token holding `"` or `\` is written escaped in the text.
- */
-function scrubJson(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => scrubJson(item, secrets));
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value))
-    // defineProperty: a `__proto__` key stays plain data.
-    Object.defineProperty(out, redactSecrets(key, secrets), {
-      value: scrubJson(item, secrets),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  return out;
-}
-
-/** An SSE data text scrubbed: as JSON when it is JSON (the writers' chunks), else as text. */
-function scrubData(data: string, secrets: readonly string[]): string {
-  // Cheap test first: most chunks hold no secret in any form, and pass unchanged.
-  if (!secrets.some((secret) => secret && (data.includes(secret) || data.includes(escapedForm(secret))))) return data;
-  let json: unknown;
-  try {
-    json = JSON.parse(data);
-  } catch {
-    return redactSecrets(data, secrets);
-  }
-  return JSON.stringify(scrubJson(json, secrets));
-}
-
-/** A secret as it is written inside a JSON string. */
-function escapedForm(secret: string): string {
-  return JSON.stringify(secret).slice(1, -1);
-}
-
 /** Reply headers that carry data from clients or the daemon; the proxy's own headers hold no secret. */
 const DATA_HEADERS = new Set(['x-session-id', 'retry-after']);
 
@@ -94,7 +51,7 @@ export function outgoing(context: ProxyContext, reply: Reply): Outgoing {
   const headers: Record<string, string> = {};
   for (const [name, raw] of Object.entries({ ...context.headers, ...reply.headers })) {
     const key = name.toLowerCase();
-    const value = DATA_HEADERS.has(key) ? redactSecrets(raw, context.secrets) : raw;
+    const value = DATA_HEADERS.has(key) ? redact(raw, context.secrets) : raw;
     if (key === SESSION_HEADER) headers[name] = encodeHeaderValue(value);
     else if (isSendableHeaderValue(value)) headers[name] = value;
   }
@@ -118,7 +75,7 @@ function scrubbed(source: AsyncIterable<SseMessage>, secrets: readonly string[])
       return {
         async next() {
           const next = await iterator.next();
-          return next.done ? next : { done: false, value: { ...next.value, data: scrubData(next.value.data, secrets) } };
+          return next.done ? next : { done: false, value: { ...next.value, data: scrubText(next.value.data, secrets) } };
         },
         async return() {
           await iterator.return?.();
