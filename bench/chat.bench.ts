@@ -1,6 +1,6 @@
 /**
  * The chat pipeline: SSE bytes in 1-4 KB chunks to the final completion, for ai4ts, openai-node and a floor
- * (streaming decode + blank-line split + JSON.parse of every event + concatenation), plus two linearity checks.
+ * (streaming decode + blank-line split + JSON.parse of every event + concatenation), plus three linearity checks.
  *
  * Run alone: `npx tsx bench/chat.bench.ts` (or through `npm run bench`).
  */
@@ -117,6 +117,16 @@ function oneCallIn(n: number): Uint8Array[] {
   return cut(new TextEncoder().encode(parts.join('')), 1024, 4096, prng(7));
 }
 
+/** `n` distinct tool calls, each whole in one chunk, in 1-4 KB chunks (a new call must not walk the earlier ones). */
+function distinctCallsIn(n: number): Uint8Array[] {
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    parts.push(`data: ${BASE}{"tool_calls":[{"index":${i},"id":"call_${i}","type":"function","function":{"name":"f","arguments":"{}"}}]}${TAIL}\n\n`);
+  }
+  parts.push(`data: {"id":"x","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n`);
+  return cut(new TextEncoder().encode(parts.join('')), 1024, 4096, prng(7));
+}
+
 const MB = 1024 * 1024;
 
 export default async function run(): Promise<void> {
@@ -159,7 +169,10 @@ export default async function run(): Promise<void> {
   const smallCall = oneCallIn(10_000);
   const largeCall = oneCallIn(100_000);
   const callRatio = (await best(3, () => collectChatCompletion(streamOf(largeCall)))) / (await best(3, () => collectChatCompletion(streamOf(smallCall))));
-  console.log(`linearity (100,000 vs 10,000; ~10x is linear): one event over N chunks ${eventRatio.toFixed(1)}x, one call in N argument fragments ${callRatio.toFixed(1)}x`);
+  const fewCalls = distinctCallsIn(10_000);
+  const manyCalls = distinctCallsIn(100_000);
+  const callsRatio = (await best(3, () => collectChatCompletion(streamOf(manyCalls)))) / (await best(3, () => collectChatCompletion(streamOf(fewCalls))));
+  console.log(`linearity (100,000 vs 10,000; ~10x is linear): one event over N chunks ${eventRatio.toFixed(1)}x, one call in N argument fragments ${callRatio.toFixed(1)}x, N distinct tool calls ${callsRatio.toFixed(1)}x`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

@@ -1,7 +1,8 @@
 /**
  * The Responses pipeline: SSE bytes in 1-4 KB chunks to the final response, for ai4ts (`collectResponse`),
  * openai-node (`client.responses.stream().finalResponse()`) and a floor (streaming decode + blank-line split +
- * JSON.parse of every event + concatenation of text and arguments), plus a linearity check on argument deltas.
+ * JSON.parse of every event + concatenation of text and arguments), plus linearity checks on argument deltas and on
+ * output items at hostile indexes.
  *
  * Run alone: `npx tsx bench/responses.bench.ts` (or through `npm run bench`).
  */
@@ -159,6 +160,22 @@ function oneCallIn(n: number): Uint8Array[] {
   return cut(new TextEncoder().encode(w.blocks.join('')), 1024, 4096, prng(7));
 }
 
+/**
+ * `n` function calls at huge sparse `output_index`es in descending order (the worst a broken gateway can send),
+ * their deltas addressed by `item_id` alone, in 1-4 KB chunks.
+ */
+function manyItemsIn(n: number): Uint8Array[] {
+  const w = new Writer();
+  w.add('response.created', { response: { ...RESPONSE, status: 'in_progress', output: [] } });
+  for (let i = 0; i < n; i++) {
+    const item = { id: `fc_${i}`, type: 'function_call', status: 'in_progress', arguments: '', call_id: `call_${i}`, name: 'f' };
+    w.add('response.output_item.added', { output_index: 1e12 - i * 1000, item });
+    w.add('response.function_call_arguments.delta', { item_id: `fc_${i}`, delta: '{}' });
+  }
+  w.add('response.completed', { response: { ...RESPONSE, status: 'completed', output: [] } });
+  return cut(new TextEncoder().encode(w.blocks.join('')), 1024, 4096, prng(7));
+}
+
 const MB = 1024 * 1024;
 
 export default async function run(): Promise<void> {
@@ -206,7 +223,12 @@ export default async function run(): Promise<void> {
   const small = oneCallIn(10_000);
   const large = oneCallIn(100_000);
   const ratio = (await best(3, () => collectResponse(streamOf(large)))) / (await best(3, () => collectResponse(streamOf(small))));
-  console.log(`linearity (100,000 vs 10,000 function-call argument deltas; ~10x is linear): ${ratio.toFixed(1)}x`);
+  const fewItems = manyItemsIn(10_000);
+  const manyItems = manyItemsIn(100_000);
+  const itemsRatio = (await best(3, () => collectResponse(streamOf(manyItems)))) / (await best(3, () => collectResponse(streamOf(fewItems))));
+  console.log(
+    `linearity (100,000 vs 10,000; ~10x is linear): function-call argument deltas ${ratio.toFixed(1)}x, output items at sparse descending indexes ${itemsRatio.toFixed(1)}x`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
