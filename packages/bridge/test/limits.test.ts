@@ -113,6 +113,22 @@ describe('the body limit is enforced while reading', () => {
     }
   });
 
+  it('a body the node handler never reads (a 401 answered first) is not read to its end either', async () => {
+    const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    open.push(daemon);
+    const proxy = await listenOpenAIProxy({ upstream: daemon.url, dialect: 'typed', auth: 'tok-limits-3c1f' });
+    open.push(proxy);
+    const sockets: Socket[] = [];
+    proxy.server.on('connection', (socket: Socket) => sockets.push(socket));
+    const { response, sent, closed } = await rawExchange(proxy.url, post('Transfer-Encoding: chunked\r\n'), HUGE);
+    expect(response.startsWith('HTTP/1.1 401 ')).toBe(true);
+    expect(response.toLowerCase()).toContain('connection: close');
+    expect(closed).toBe(true);
+    expect(sent).toBeLessThan(HUGE);
+    expect(sockets.reduce((sum, socket) => sum + socket.bytesRead, 0)).toBeLessThan(LIMIT + 2 * MiB);
+    expect(daemon.requests).toHaveLength(0);
+  });
+
   it('the fetch handler pulls little more than the limit from an endless body, so memory stays bounded', async () => {
     const handler = createOpenAIProxy({ upstream: 'http://127.0.0.1:9/unused', dialect: 'typed' });
     let pulled = 0;

@@ -56,17 +56,28 @@ function sendNode(context: ProxyContext, res: ServerResponse, reply: Outgoing, c
  */
 class NodeBody {
   readonly #req: IncomingMessage;
-  /** Set when the body was refused before its end: the connection cannot be reused. */
-  unread = false;
+  #read = false;
+  #refused = false;
 
   constructor(req: IncomingMessage) {
     this.#req = req;
   }
 
+  /**
+   * Whether a body was left unread: refused past the limit, or never read (a 401, 404 or 405 answered first).
+   * node:http would then read it to its end to reuse the connection, so the connection is closed instead.
+   */
+  get unread(): boolean {
+    if (this.#refused) return true;
+    const { headers } = this.#req;
+    return !this.#read && (headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > 0);
+  }
+
   text(): Promise<string> {
     const req = this.#req;
+    this.#read = true;
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) {
-      this.unread = true;
+      this.#refused = true;
       return Promise.reject(tooLarge());
     }
     return new Promise((resolve, reject) => {
@@ -87,7 +98,7 @@ class NodeBody {
         stop();
         req.pause();
         chunks.length = 0;
-        this.unread = true;
+        this.#refused = true;
         reject(tooLarge());
       };
       const onEnd = () => {
