@@ -35,6 +35,7 @@ export class ChatService {
     });
     return readCreated(response, {
       signal: options.signal,
+      secrets: this.#transport.secrets(options),
       listener: () => new ChatStreamListener({ thinkTags }),
       parse: parseCompletion,
     });

@@ -41,6 +41,8 @@ export interface ReadOptions {
   signal?: AbortSignal | undefined;
   /** Largest SSE event accepted, in characters; a larger one is a ProtocolError. */
   maxEventSize?: number | undefined;
+  /** Redacted from all server data before the listener sees it (the API key a server may echo). */
+  secrets?: readonly (string | undefined)[] | undefined;
 }
 
 /**
@@ -88,11 +90,11 @@ export async function collectInto<Final>(
   listener: StreamListener<Final>,
   options: ReadOptions = {},
 ): Promise<Final> {
-  const { signal, maxEventSize } = options;
-  if (source instanceof Response && !source.ok) throw listener.fail(await readErrorResponse(source, { signal }));
+  const { signal, maxEventSize, secrets } = options;
+  if (source instanceof Response && !source.ok) throw listener.fail(await readErrorResponse(source, { signal, secrets }));
   let events: AsyncIterable<SseEvent>;
   try {
-    events = sseEventsOf(source, { signal, maxEventSize });
+    events = sseEventsOf(source, { signal, maxEventSize, secrets });
   } catch (error) {
     throw listener.fail(toAi4tsError(error, { signal }));
   }

@@ -31,6 +31,7 @@ export class MessagesService {
     const response = await this.#transport.request(MESSAGES_PATH, { method: 'POST', body, options });
     return readCreated(response, {
       signal: options.signal,
+      secrets: this.#transport.secrets(options),
       listener: () => new MessageStreamListener(),
       parse: readCreatedMessage,
     });

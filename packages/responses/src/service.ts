@@ -44,6 +44,7 @@ export class ResponsesService {
     const response = await this.#transport.request(RESPONSES_PATH, { method: 'POST', body, options });
     return readCreated(response, {
       signal: options.signal,
+      secrets: this.#transport.secrets(options),
       listener: () => new ResponseStreamListener(),
       parse: toResponseObject,
     });

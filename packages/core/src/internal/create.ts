@@ -1,11 +1,13 @@
 /** The answer to a non-streaming request, read the same way by every protocol's `create`. */
 import { ApiError, isRecord, ProtocolError } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
-import { toAi4tsError } from './fail.js';
+import { redact, toAi4tsError } from './fail.js';
 
 /** How {@link readCreated} turns a body into the protocol's result. */
 export interface CreatedReader<Final> {
   signal?: AbortSignal | undefined;
+  /** Redacted from the body before it is read (the call's API key: `transport.secrets(options)`). */
+  secrets?: readonly string[] | undefined;
   /** A fresh listener, for a server that streams although asked not to (some daemons and gateways always do). */
   listener: () => StreamListener<Final>;
   /** Checks (cheaply) that the parsed JSON is the protocol's result; throws ProtocolError when it is not. */
@@ -18,13 +20,13 @@ export interface CreatedReader<Final> {
  * read that breaks a ConnectionError (an AbortError when the caller aborted).
  */
 export async function readCreated<Final>(response: Response, reader: CreatedReader<Final>): Promise<Final> {
-  const { signal } = reader;
+  const { signal, secrets = [] } = reader;
   if (response.headers.get('content-type')?.includes('text/event-stream')) {
-    return collectInto(response, reader.listener(), { signal });
+    return collectInto(response, reader.listener(), { signal, secrets });
   }
   let text: string;
   try {
-    text = await response.text();
+    text = redact(await response.text(), secrets);
   } catch (error) {
     throw toAi4tsError(error, { signal });
   }

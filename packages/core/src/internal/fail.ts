@@ -2,7 +2,7 @@
  * Turning whatever was thrown into the typed {@link Ai4tsError}, once for every package: ours pass through, an
  * abort wins over the error it caused, an SSE decoding error is a protocol error, the rest is the connection.
  */
-import { SseError } from '@ai4ts/sse';
+import { SseError, type SseEvent } from '@ai4ts/sse';
 import { AbortError, Ai4tsError, ApiError, ConnectionError, ProtocolError } from '../errors.js';
 
 /** What {@link toAi4tsError} needs to know about the failure's surroundings. */
@@ -40,11 +40,25 @@ export function describeError(error: unknown): string {
   return cause && cause !== error.message ? `${error.message}: ${cause}` : error.message;
 }
 
-/** Replaces every occurrence of each secret with `[redacted]`. Empty or absent secrets are skipped. */
+/**
+ * Shorter secrets are not searched for: no real API key is this short, and replacing a 1-3 character "key" (a
+ * test's `'k'`) everywhere would mangle the model's text.
+ */
+export const MIN_SECRET_LENGTH = 8;
+
+/** Replaces every occurrence of each secret with `[redacted]`. Absent and too-short secrets are skipped. */
 export function redact(text: string, secrets: readonly (string | undefined)[]): string {
   let out = text;
-  for (const secret of secrets) if (secret && out.includes(secret)) out = out.replaceAll(secret, '[redacted]');
+  for (const secret of secrets) {
+    if (secret && secret.length >= MIN_SECRET_LENGTH && out.includes(secret)) out = out.replaceAll(secret, '[redacted]');
+  }
   return out;
+}
+
+/** The event with every secret redacted from its data; the same object when there was none (the common case). */
+export function redactEvent(event: SseEvent, secrets: readonly (string | undefined)[]): SseEvent {
+  const data = redact(event.data, secrets);
+  return data === event.data ? event : { ...event, data };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { parseSse, type SseEvent, type SseEventStream } from '@ai4ts/sse';
 import { Ai4tsError, TimeoutError } from '../errors.js';
-import { abortError, toAi4tsError } from '../internal/fail.js';
+import { abortError, redactEvent, toAi4tsError } from '../internal/fail.js';
 
 /** SSE events of one response; iterate it once. */
 export interface SseStream extends AsyncIterable<SseEvent> {
@@ -22,6 +22,8 @@ export interface StreamLimits {
   firstTokenTimeout?: number | undefined;
   /** ms between two events. */
   idleTimeout?: number | undefined;
+  /** Redacted from every event's data before anyone reads it (the API key a server may echo). */
+  secrets?: readonly (string | undefined)[] | undefined;
 }
 
 /** Wraps a response whose body is SSE. The body is not touched until iteration begins. */
@@ -61,7 +63,7 @@ async function* events(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   limits: StreamLimits,
 ): AsyncGenerator<SseEvent, void, undefined> {
-  const { signal, firstTokenTimeout, idleTimeout } = limits;
+  const { signal, firstTokenTimeout, idleTimeout, secrets } = limits;
   // Not awaited: some bodies (mocked ones) never settle a cancel, and nothing may hang on it.
   const cancel = () => void reader.cancel().catch(() => undefined);
   const source = parsed[Symbol.asyncIterator]();
@@ -74,7 +76,7 @@ async function* events(
       const next =
         timeout === undefined && !signal ? await source.next() : await watch.wait(source.next(), phase, timeout);
       if (next.done) return;
-      yield next.value;
+      yield secrets ? redactEvent(next.value, secrets) : next.value;
       phase = 'idle';
       timeout = idleTimeout;
     }

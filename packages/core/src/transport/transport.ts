@@ -15,7 +15,15 @@ import {
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
-import { abortError, describeError, readErrorResponse, redact, toAi4tsError } from '../internal/fail.js';
+import {
+  abortError,
+  describeError,
+  MIN_SECRET_LENGTH,
+  parseOrText,
+  readErrorResponse,
+  redact,
+  toAi4tsError,
+} from '../internal/fail.js';
 import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import { readSseStream, type SseStream } from './stream.js';
 
@@ -91,7 +99,7 @@ export class Transport {
     const call = init.options ?? {};
     const defaults = this.#options;
     const signal = call.signal;
-    const apiKey = call.apiKey ?? defaults.apiKey ?? readEnv(this.provider.apiKeyEnv);
+    const apiKey = this.#apiKey(call);
     const url = this.#url(path, call);
     const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
     const headers = this.#headers(apiKey, call);
@@ -140,7 +148,7 @@ export class Transport {
     const response = await this.request(path, withAccept(init, 'application/json'));
     let text: string;
     try {
-      text = await response.text();
+      text = redact(await response.text(), this.secrets(init.options));
     } catch (error) {
       throw toAi4tsError(error, { signal: init.options?.signal });
     }
@@ -162,13 +170,30 @@ export class Transport {
       ...withAccept(init, 'text/event-stream'),
       method: init.method ?? 'POST',
     });
-    await throwJsonError(response);
     const call = init.options ?? {};
+    const secrets = this.secrets(call);
+    await throwJsonError(response, secrets);
     return readSseStream(response, {
       signal: call.signal,
       firstTokenTimeout: call.firstTokenTimeout ?? this.#options.firstTokenTimeout,
       idleTimeout: call.idleTimeout ?? this.#options.idleTimeout,
+      secrets,
     });
+  }
+
+  /**
+   * The secrets a call sends (its API key), for redacting server data before it reaches an error, a log or a
+   * result: every SSE event of {@link stream} and every body {@link json} reads is already redacted; readers of
+   * {@link request}'s body pass these on. Not for display.
+   */
+  secrets(options: RequestOptions = {}): readonly string[] {
+    const apiKey = this.#apiKey(options);
+    return apiKey && apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [];
+  }
+
+  /** The call's key, else the transport's, else the preset's env var, read now (the env may be set late). */
+  #apiKey(call: RequestOptions): string | undefined {
+    return call.apiKey ?? this.#options.apiKey ?? readEnv(this.provider.apiKeyEnv);
   }
 
   #url(path: string, call: RequestOptions): URL {
@@ -254,11 +279,12 @@ function requestError(
  * Some gateways answer a streaming request with HTTP 200 and a JSON error body instead of SSE. That is the
  * provider's error, not an empty stream: raise it. Other JSON is left for the protocol layer (the body is cloned).
  */
-async function throwJsonError(response: Response): Promise<void> {
+async function throwJsonError(response: Response, secrets: readonly string[]): Promise<void> {
   if (!response.headers.get('content-type')?.includes('application/json')) return;
-  const body: unknown = await response
+  const text = await response
     .clone()
-    .json()
-    .catch(() => undefined);
+    .text()
+    .catch(() => '');
+  const body = parseOrText(redact(text, secrets));
   if (isRecord(body) && body.error !== undefined && body.error !== null) throw ApiError.fromStreamError(body, undefined);
 }
