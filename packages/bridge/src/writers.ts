@@ -25,8 +25,9 @@ export interface OpenAIStreamOptions extends CompletionOptions {
 
 /**
  * Bridge events to OpenAI `chat.completion.chunk` SSE messages: `content`, `reasoning_content`, tool calls
- * (see {@link CompletionOptions.toolCalls}: daemon-run tools go under the vendor delta field `daemon_tools`), a
- * finish chunk (carrying `session_id`), the usage chunk when asked and known, then `data: [DONE]`.
+ * (see {@link CompletionOptions.toolCalls}: daemon-run tools go under the vendor delta field `daemon_tools`, entries
+ * keyed by index), a finish chunk (carrying `session_id`, and every daemon tool merged in one `daemon_tools`), the
+ * usage chunk when asked and known, then `data: [DONE]`.
  * A failure after output began becomes a `data: {"error": {...}}` chunk and no `[DONE]`.
  */
 export async function* toOpenAISse(
@@ -117,7 +118,12 @@ export async function* toOpenAISse(
     return;
   }
   const session = state.sessionId === undefined ? {} : { session_id: state.sessionId };
-  yield chunk(began ? {} : { role: 'assistant', content: '' }, state.finalReason, session);
+  const last: Record<string, unknown> = began ? {} : { role: 'assistant', content: '' };
+  // Clients that keep only the last value of an unknown delta field (openai's stream helper assigns it) must still
+  // get every daemon tool: the finish chunk repeats them all, merged, under the indexes already sent.
+  if (daemon && state.tools.size > 0)
+    last.daemon_tools = [...state.tools.values()].map((tool) => ({ index: indexOf(tool.id), ...tool }));
+  yield chunk(last, state.finalReason, session);
   if (options.includeUsage && state.usage) {
     yield {
       data: JSON.stringify({

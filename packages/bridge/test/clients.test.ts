@@ -62,6 +62,16 @@ describe('the official openai client', () => {
     expect(tools).toEqual([
       { index: 0, id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { index: 0, id: 'call_1', name: 'get_weather', output: '18C', is_error: false, duration_ms: 42 },
+      // the finish chunk repeats every tool, merged
+      {
+        index: 0,
+        id: 'call_1',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        output: '18C',
+        is_error: false,
+        duration_ms: 42,
+      },
     ]);
     expect(finishReasons).toEqual(['stop']);
     expect(last?.choices).toEqual([]);
@@ -76,6 +86,31 @@ describe('the official openai client', () => {
     const runner = client.chat.completions.stream({ model: 'daemon', messages });
     const completion = await runner.finalChatCompletion();
     expect(completion.choices[0]?.message.content).toBe('Hello, world');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+  });
+
+  it('keeps every daemon tool, with arguments and results, through its stream helper (the last delta wins)', async () => {
+    const { client } = await setup((res) =>
+      sse(
+        res,
+        [
+          typed({ type: 'tool_start', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }),
+          typed({ type: 'tool_result', id: 'call_1', name: 'get_weather', output: '18C', success: true }),
+          typed({ type: 'tool_start', id: 'call_2', name: 'get_time', arguments: '{"tz":"CET"}' }),
+          typed({ type: 'tool_result', id: 'call_2', name: 'get_time', output: '14:00', success: false }),
+          typed({ type: 'text', content: 'Done.' }),
+          typed({ type: 'done', session_id: 's' }),
+        ].join(''),
+      ),
+    );
+    const runner = client.chat.completions.stream({ model: 'daemon', messages });
+    const completion = await runner.finalChatCompletion();
+    const message = completion.choices[0]?.message as (OpenAI.ChatCompletionMessage & VendorDelta) | undefined;
+    expect(message?.content).toBe('Done.');
+    expect(message?.daemon_tools).toEqual([
+      { index: 0, id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', output: '18C', is_error: false },
+      { index: 1, id: 'call_2', name: 'get_time', arguments: '{"tz":"CET"}', output: '14:00', is_error: true },
+    ]);
     expect(completion.choices[0]?.finish_reason).toBe('stop');
   });
 

@@ -68,7 +68,7 @@ describe('POST /v1/chat/completions, typed dialect', () => {
     expect(text).toBe('It is 18C in Paris.');
     expect(reasoning).toBe('Let me check. Now answer.');
     expect(chunks.some((c) => c.choices?.[0]?.delta.tool_calls)).toBe(false);
-    expect(chunks.filter((c) => c.choices?.[0]?.delta.daemon_tools)).toHaveLength(2);
+    expect(chunks.filter((c) => c.choices?.[0]?.delta.daemon_tools)).toHaveLength(3); // the call, its result, all
     expect(chunks.at(-2)?.choices?.[0]?.finish_reason).toBe('stop');
     expect(chunks.at(-1)).toMatchObject({
       choices: [],

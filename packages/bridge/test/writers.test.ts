@@ -54,7 +54,19 @@ describe('toOpenAISse', () => {
       { reasoning_content: ' Now answer.' },
       { content: 'It is ' },
       { content: '18C in Paris.' },
-      {},
+      {
+        daemon_tools: [
+          {
+            index: 0,
+            id: 'call_1',
+            name: 'get_weather',
+            arguments: '{"city":"Paris"}',
+            output: '18C',
+            is_error: false,
+            duration_ms: 42,
+          },
+        ],
+      },
     ]);
     expect(JSON.stringify(body)).not.toContain('tool_calls');
     const finish = body.at(-2);
