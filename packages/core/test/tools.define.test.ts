@@ -1,6 +1,7 @@
-import { defineTool, isTool, toAnthropicTool, toChatTool, toResponsesTool } from '@ai4ts/core';
+import { Ai4tsError, defineTool, isTool, toAnthropicTool, toChatTool, toResponsesTool } from '@ai4ts/core';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import * as z3 from 'zod/v3';
 
 const weatherParameters = z.object({
   city: z.string().describe('City name'),
@@ -9,6 +10,24 @@ const weatherParameters = z.object({
 });
 
 describe('defineTool', () => {
+  it('names the problem when given a zod 3 schema (zod 4 is a peer dependency)', () => {
+    const zod3Parameters = z3.object({ city: z3.string() });
+    // @ts-expect-error a zod 3 schema is not a zod 4 ZodType (the types say so too)
+    const define = () => defineTool({ name: 'get_weather', parameters: zod3Parameters });
+    expect(define).toThrow(Ai4tsError);
+    expect(define).toThrow(
+      /Tool "get_weather": parameters is a zod 3 schema, but ai4ts needs zod 4 \(peer dependency "zod": "\^4"\)/,
+    );
+  });
+
+  it('names the problem when parameters is not a zod schema at all', () => {
+    for (const parameters of [{ type: 'object', properties: {} }, null, undefined]) {
+      const define = () => defineTool({ name: 'get_weather', parameters: parameters as unknown as z.ZodType });
+      expect(define).toThrow(Ai4tsError);
+      expect(define).toThrow(/Tool "get_weather": parameters must be a zod 4 schema/);
+    }
+  });
+
   it('derives the input-side JSON Schema with zod: defaults and optionals are not required, no $schema', () => {
     const tool = defineTool({ name: 'get_weather', description: 'Weather', parameters: weatherParameters });
     expect(tool.jsonSchema).toEqual({

@@ -2,7 +2,7 @@
  * Tool definitions: a zod schema in, the JSON Schema every protocol's wire format wants out.
  */
 import * as z from 'zod';
-import { isRecord } from '../errors.js';
+import { Ai4tsError, isRecord } from '../errors.js';
 
 /** A JSON Schema object, as sent on the wire. */
 export type JsonSchema = Record<string, unknown>;
@@ -78,6 +78,7 @@ export function defineTool<Schema extends z.ZodType, Result = unknown>(
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
     throw new TypeError(`Tool name "${name}" must be 1-64 letters, digits, "_" or "-"`);
   if (timeout !== undefined && !(timeout > 0)) throw new RangeError(`Tool "${name}": timeout must be > 0 ms`);
+  assertZod4(name, parameters);
   const { $schema: _, ...schema } = z.toJSONSchema(parameters, { io: 'input', target: 'draft-2020-12' });
   if (schema.type !== 'object') throw new TypeError(`Tool "${name}": parameters must be a zod object schema`);
   return {
@@ -92,6 +93,24 @@ export function defineTool<Schema extends z.ZodType, Result = unknown>(
       ? (args) => parameters.safeParseAsync(dropOptionalNulls(schema, args, schema))
       : (args) => parameters.safeParseAsync(args),
   };
+}
+
+/**
+ * zod 4 schemas carry `_zod`; a zod 3 schema (the `zod@3` package, or `zod/v3`) has only `_def`, and zod 4's
+ * `toJSONSchema` would fail on it with an opaque `TypeError` (reading 'def'). Says which zod is needed instead.
+ */
+function assertZod4(name: string, parameters: unknown): void {
+  if ((typeof parameters === 'object' || typeof parameters === 'function') && parameters !== null) {
+    if ('_zod' in parameters) return;
+    if ('_def' in parameters && 'safeParse' in parameters)
+      throw new Ai4tsError(
+        `Tool "${name}": parameters is a zod 3 schema, but ai4ts needs zod 4 (peer dependency "zod": "^4"). ` +
+          `Install zod 4 (npm install zod@^4) and build the schema with it: import * as z from 'zod'.`,
+      );
+  }
+  throw new Ai4tsError(
+    `Tool "${name}": parameters must be a zod 4 schema such as z.object({ ... }) (got ${parameters === null ? 'null' : typeof parameters})`,
+  );
 }
 
 /** True for a tool made by {@link defineTool} (as opposed to a wire-format tool object). */
