@@ -40,5 +40,11 @@ export {
   writeSse,
 } from './server.js';
 export { ProxyRequestSchema, type ProxyRequest } from './request.js';
-export { createOpenAIProxy, type OpenAIProxy, type OpenAIProxyOptions } from './proxy.js';
+export {
+  createOpenAIProxy,
+  DEFAULT_UPSTREAM_TIMEOUTS,
+  type OpenAIProxy,
+  type OpenAIProxyOptions,
+  type UpstreamTimeouts,
+} from './proxy.js';
 export { type ListenOptions, type ListeningProxy, listenOpenAIProxy } from './listen.js';

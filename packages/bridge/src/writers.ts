@@ -3,7 +3,7 @@
  * named-event dialect. A failure before any output is thrown (a server can still answer with an HTTP error);
  * after output began it is written into the stream, and the stream ends without its success terminator.
  */
-import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
+import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError, TimeoutError } from '@ai4ts/core';
 import { toAi4tsError } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import { type BridgeCompletion, CompletionBuilder, type CompletionOptions } from './completion.js';
@@ -209,7 +209,8 @@ export async function* toNamedEventSse(
 
 /**
  * Reads a stream failure into OpenAI's error object: type `upstream_error`, and as code the daemon's own code for
- * its error events, else what went wrong (`stream_incomplete`, `upstream_protocol_error`, ...).
+ * its error events, else what went wrong (`stream_incomplete`, `upstream_protocol_error`, `upstream_timeout_idle`,
+ * ...).
  */
 export function openAIErrorObject(error: unknown): OpenAIErrorObject {
   const message = error instanceof Error ? error.message : String(error);
@@ -221,6 +222,7 @@ function codeOf(error: unknown): string | null {
   if (error instanceof StreamIncompleteError) return 'stream_incomplete';
   if (error instanceof ProtocolError) return 'upstream_protocol_error';
   if (error instanceof ConnectionError) return 'upstream_connection_error';
+  if (error instanceof TimeoutError) return `upstream_timeout_${error.phase === 'first_token' ? 'first_event' : error.phase}`;
   if (error instanceof AbortError) return 'aborted';
   return null;
 }

@@ -7,6 +7,7 @@ import type { Dialect } from '../dialect.js';
 import { namedEventDialect } from '../dialects/named.js';
 import { typedEventDialect } from '../dialects/typed.js';
 import type { OpenAIErrorObject } from '../writers.js';
+import { resolveUpstreamTimeouts, type UpstreamTimeouts } from './timeouts.js';
 
 /** Options of {@link createOpenAIProxy}. */
 export interface OpenAIProxyOptions {
@@ -26,6 +27,8 @@ export interface OpenAIProxyOptions {
   heartbeatMs?: number;
   /** The fetch used to reach the daemon; the global one by default. */
   fetch?: typeof fetch;
+  /** How long to wait on the daemon (headers, first event, between events); see {@link UpstreamTimeouts}. */
+  upstreamTimeouts?: UpstreamTimeouts;
 }
 
 /** Largest request body accepted. */
@@ -156,6 +159,7 @@ export interface ProxyContext {
   /** Headers added to every reply (the CORS ones, when configured). */
   readonly headers: Readonly<Record<string, string>>;
   readonly heartbeatMs: number | undefined;
+  readonly timeouts: Required<UpstreamTimeouts>;
 }
 
 /** Resolves the options into the context every request shares. */
@@ -177,5 +181,6 @@ export function resolveContext(options: OpenAIProxyOptions): ProxyContext {
     cors: Boolean(options.cors),
     headers,
     heartbeatMs: options.heartbeatMs,
+    timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
   };
 }

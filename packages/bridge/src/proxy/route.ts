@@ -1,9 +1,10 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError } from '@ai4ts/core';
+import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
 import { abortError, redact } from '@ai4ts/core/internal';
 import { lastUserText, type ProxyRequest, ProxyRequestSchema, requestSessionId } from '../request.js';
 import { openAIErrorObject, toOpenAICompletion, toOpenAISse } from '../writers.js';
 import { HttpError, type Incoming, invalid, type ProxyContext, type Reply } from './context.js';
+import { UpstreamWatch } from './timeouts.js';
 
 const CHAT = '/v1/chat/completions';
 const MODELS = '/v1/models';
@@ -66,8 +67,9 @@ async function complete(context: ProxyContext, request: ProxyRequest, signal: Ab
   if (message === undefined) throw new HttpError(400, invalid('messages must contain a user message', 'messages'));
   const sessionId = requestSessionId(request) ?? (dialect.session === 'required' ? crypto.randomUUID() : undefined);
 
-  const response = await callUpstream(context, dialect.request({ message, sessionId, request }), signal);
-  const events = dialect.read(response, { signal, secrets: context.secrets });
+  const watch = new UpstreamWatch(signal, context.timeouts);
+  const response = await callUpstream(context, dialect.request({ message, sessionId, request }), watch, signal);
+  const events = watch.events(dialect.read(response, { signal: watch.signal, secrets: context.secrets }));
   const writer = { model: request.model, ...(sessionId === undefined ? {} : { sessionId }) };
 
   if (!request.stream) {
@@ -85,22 +87,33 @@ async function complete(context: ProxyContext, request: ProxyRequest, signal: Ab
   };
 }
 
-/** The upstream POST; an AbortError when the client left meanwhile, a ConnectionError when it cannot be reached. */
-async function callUpstream(context: ProxyContext, body: unknown, signal: AbortSignal): Promise<Response> {
+/**
+ * The upstream POST within the headers timeout; an AbortError when the client left meanwhile, the TimeoutError when
+ * the daemon did not answer in time, a ConnectionError when it cannot be reached.
+ */
+async function callUpstream(
+  context: ProxyContext,
+  body: unknown,
+  watch: UpstreamWatch,
+  signal: AbortSignal,
+): Promise<Response> {
   try {
-    return await context.upstream.post(body, signal);
+    return await watch.headers(context.upstream.post(body, watch.signal));
   } catch (cause) {
+    if (signal.aborted) throw abortError(signal);
+    if (cause instanceof TimeoutError) throw cause;
     // The cause's message is not quoted: it may name the upstream's address, which is not the client's business.
-    throw signal.aborted ? abortError(signal) : new ConnectionError('The upstream could not be reached', { cause });
+    throw new ConnectionError('The upstream could not be reached', { cause });
   }
 }
 
 /**
- * The reply for a failure before any output: the proxy's own HttpError as is, the daemon's 429 as a 429 with its
- * Retry-After, anything else a 502 `upstream_error`. No secret of the context appears in it.
+ * The reply for a failure before any output: the proxy's own HttpError as is, an upstream timeout a 504, the
+ * daemon's 429 as a 429 with its Retry-After, anything else a 502 `upstream_error`. No secret of the context appears in it.
  */
 export function errorReply(context: ProxyContext, error: unknown): Reply {
   if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: { error: error.error } };
+  if (error instanceof TimeoutError) return { status: 504, headers: {}, body: { error: openAIErrorObject(error) } };
   if (error instanceof ApiError && error.status === 429) {
     const retryAfter = error.headers?.get('retry-after');
     return {
