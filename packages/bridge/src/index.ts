@@ -42,6 +42,7 @@ export {
 export { ProxyRequestSchema, type ProxyRequest } from './request.js';
 export {
   createOpenAIProxy,
+  DEFAULT_MAX_CONCURRENT_STREAMS,
   DEFAULT_UPSTREAM_TIMEOUTS,
   type OpenAIProxy,
   type OpenAIProxyOptions,

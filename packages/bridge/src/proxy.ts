@@ -11,6 +11,7 @@ import { type OpenAIProxyOptions, resolveContext } from './proxy/context.js';
 import { serveFetch, serveNode } from './proxy/adapters.js';
 
 export type { OpenAIProxyOptions } from './proxy/context.js';
+export { DEFAULT_MAX_CONCURRENT_STREAMS } from './proxy/streams.js';
 export { DEFAULT_UPSTREAM_TIMEOUTS, type UpstreamTimeouts } from './proxy/timeouts.js';
 
 /** The proxy's two faces: a node:http request listener and a fetch handler. */

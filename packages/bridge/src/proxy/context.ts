@@ -7,6 +7,7 @@ import type { Dialect } from '../dialect.js';
 import { namedEventDialect } from '../dialects/named.js';
 import { typedEventDialect } from '../dialects/typed.js';
 import type { OpenAIErrorObject } from '../writers.js';
+import { StreamSlots } from './streams.js';
 import { resolveUpstreamTimeouts, type UpstreamTimeouts } from './timeouts.js';
 
 /** Options of {@link createOpenAIProxy}. */
@@ -29,6 +30,11 @@ export interface OpenAIProxyOptions {
   fetch?: typeof fetch;
   /** How long to wait on the daemon (headers, first event, between events); see {@link UpstreamTimeouts}. */
   upstreamTimeouts?: UpstreamTimeouts;
+  /**
+   * Streaming answers served at once; past it a stream request gets a 503 with `Retry-After` and the daemon is not
+   * contacted. Default 256; `Infinity` for no cap.
+   */
+  maxConcurrentStreams?: number;
 }
 
 /** Largest request body accepted. */
@@ -160,6 +166,8 @@ export interface ProxyContext {
   readonly headers: Readonly<Record<string, string>>;
   readonly heartbeatMs: number | undefined;
   readonly timeouts: Required<UpstreamTimeouts>;
+  /** The streams in flight, against `maxConcurrentStreams`. */
+  readonly streams: StreamSlots;
 }
 
 /** Resolves the options into the context every request shares. */
@@ -182,5 +190,6 @@ export function resolveContext(options: OpenAIProxyOptions): ProxyContext {
     headers,
     heartbeatMs: options.heartbeatMs,
     timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
+    streams: new StreamSlots(options.maxConcurrentStreams),
   };
 }

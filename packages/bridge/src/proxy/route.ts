@@ -1,6 +1,8 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
 import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
 import { abortError, redact } from '@ai4ts/core/internal';
+import type { CompletionOptions } from '../completion.js';
+import type { BridgeEvent } from '../events.js';
 import { lastUserText, type ProxyRequest, ProxyRequestSchema, requestSessionId } from '../request.js';
 import { openAIErrorObject, toOpenAICompletion, toOpenAISse } from '../writers.js';
 import { HttpError, type Incoming, invalid, type ProxyContext, type Reply } from './context.js';
@@ -67,24 +69,58 @@ async function complete(context: ProxyContext, request: ProxyRequest, signal: Ab
   if (message === undefined) throw new HttpError(400, invalid('messages must contain a user message', 'messages'));
   const sessionId = requestSessionId(request) ?? (dialect.session === 'required' ? crypto.randomUUID() : undefined);
 
+  if (!request.stream) return completeOnce(context, request, message, sessionId, signal);
+  // Taken before the daemon is contacted: past the cap the answer is a 503 that costs the daemon nothing.
+  const slot = context.streams.take(signal);
+  try {
+    const events = await readUpstream(context, request, message, sessionId, signal);
+    // Pull the first chunk before answering: a failure before any output is still an HTTP error.
+    const chunks = toOpenAISse(events, {
+      ...writerOptions(request, sessionId),
+      includeUsage: request.stream_options?.include_usage === true,
+    });
+    const first = await chunks.next();
+    return {
+      status: 200,
+      headers: sessionId === undefined ? {} : { 'x-session-id': sessionId },
+      stream: slot.around(prepend(first, chunks)),
+    };
+  } catch (error) {
+    slot.release();
+    throw error;
+  }
+}
+
+/** A non-stream answer: the daemon's stream aggregated into one completion. */
+async function completeOnce(
+  context: ProxyContext,
+  request: ProxyRequest,
+  message: string,
+  sessionId: string | undefined,
+  signal: AbortSignal,
+): Promise<Reply> {
+  const events = await readUpstream(context, request, message, sessionId, signal);
+  const completion = await toOpenAICompletion(events, writerOptions(request, sessionId));
+  const id = completion.session_id;
+  return { status: 200, headers: id === undefined ? {} : { 'x-session-id': id }, body: completion };
+}
+
+function writerOptions(request: ProxyRequest, sessionId: string | undefined): CompletionOptions {
+  return { model: request.model, ...(sessionId === undefined ? {} : { sessionId }) };
+}
+
+/** The daemon's events for one request, within the upstream timeouts. */
+async function readUpstream(
+  context: ProxyContext,
+  request: ProxyRequest,
+  message: string,
+  sessionId: string | undefined,
+  signal: AbortSignal,
+): Promise<AsyncIterable<BridgeEvent>> {
+  const { dialect } = context.upstream;
   const watch = new UpstreamWatch(signal, context.timeouts);
   const response = await callUpstream(context, dialect.request({ message, sessionId, request }), watch, signal);
-  const events = watch.events(dialect.read(response, { signal: watch.signal, secrets: context.secrets }));
-  const writer = { model: request.model, ...(sessionId === undefined ? {} : { sessionId }) };
-
-  if (!request.stream) {
-    const completion = await toOpenAICompletion(events, writer);
-    const id = completion.session_id;
-    return { status: 200, headers: id === undefined ? {} : { 'x-session-id': id }, body: completion };
-  }
-  // Pull the first chunk before answering: a failure before any output is still an HTTP error.
-  const chunks = toOpenAISse(events, { ...writer, includeUsage: request.stream_options?.include_usage === true });
-  const first = await chunks.next();
-  return {
-    status: 200,
-    headers: sessionId === undefined ? {} : { 'x-session-id': sessionId },
-    stream: prepend(first, chunks),
-  };
+  return watch.events(dialect.read(response, { signal: watch.signal, secrets: context.secrets }));
 }
 
 /**
