@@ -48,4 +48,10 @@ export {
   type OpenAIProxyOptions,
   type UpstreamTimeouts,
 } from './proxy.js';
-export { type ListenOptions, type ListeningProxy, listenOpenAIProxy } from './listen.js';
+export {
+  DEFAULT_SERVER_TIMEOUTS,
+  type ListenOptions,
+  type ListeningProxy,
+  listenOpenAIProxy,
+  type ServerTimeouts,
+} from './listen.js';

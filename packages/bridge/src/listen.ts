@@ -1,12 +1,34 @@
 import { createServer, type Server } from 'node:http';
 import { createOpenAIProxy, type OpenAIProxyOptions } from './proxy.js';
 
+/** node:http's timeouts on client connections, in milliseconds; 0 turns one off. */
+export interface ServerTimeouts {
+  /** Until a request's headers have arrived; a slower client gets a 408. Default 30000. */
+  headersMs?: number;
+  /**
+   * Until a whole request (headers and body, at most 4 MiB) has arrived; a slower client gets a 408. Answers are
+   * not bounded by it: a stream may last longer. Default 60000; must not be below `headersMs` unless 0.
+   */
+  requestMs?: number;
+  /** How long an idle kept-alive connection waits for its next request. Default 5000. */
+  keepAliveMs?: number;
+}
+
+/** The defaults: shorter than Node's for headers (60 s) and requests (300 s), Node's own for keep-alive. */
+export const DEFAULT_SERVER_TIMEOUTS: Readonly<Required<ServerTimeouts>> = {
+  headersMs: 30_000,
+  requestMs: 60_000,
+  keepAliveMs: 5_000,
+};
+
 /** The proxy's options, and where to listen. */
 export interface ListenOptions extends OpenAIProxyOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
   /** Default `127.0.0.1`: reachable from this machine only, unless you say otherwise. */
   host?: string;
+  /** The server's timeouts on client connections; see {@link ServerTimeouts}. */
+  serverTimeouts?: ServerTimeouts;
 }
 
 /** A running proxy server. */
@@ -20,8 +42,26 @@ export interface ListeningProxy {
 
 /** Starts {@link createOpenAIProxy} on node:http, on 127.0.0.1 unless `host` says otherwise. */
 export async function listenOpenAIProxy(options: ListenOptions): Promise<ListeningProxy> {
-  const { port = 0, host = '127.0.0.1', ...proxyOptions } = options;
-  const server = createServer(createOpenAIProxy(proxyOptions).node);
+  const { port = 0, host = '127.0.0.1', serverTimeouts, ...proxyOptions } = options;
+  const timeouts = { ...DEFAULT_SERVER_TIMEOUTS };
+  for (const key of ['headersMs', 'requestMs', 'keepAliveMs'] as const) {
+    const value = serverTimeouts?.[key];
+    if (value === undefined) continue;
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`serverTimeouts.${key} must be 0 or more`);
+    timeouts[key] = value;
+  }
+  const shortest = Math.min(...[timeouts.headersMs, timeouts.requestMs].filter((ms) => ms > 0));
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // Node checks the header and request timeouts every 30 s by default, too coarse for short ones.
+      connectionsCheckingInterval: Number.isFinite(shortest) ? Math.min(1000, Math.max(10, shortest / 4)) : 30_000,
+    },
+    createOpenAIProxy(proxyOptions).node,
+  );
+  server.keepAliveTimeout = timeouts.keepAliveMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
