@@ -1,7 +1,9 @@
 /** The `ai4ts-proxy` CLI, spawned as a user runs it (through tsx, from the sources). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Daemon, readChunks, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
@@ -22,14 +24,24 @@ afterEach(async () => {
   daemon = undefined;
 });
 
-function run(args: string[]): ChildProcess {
+function run(args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn('npx', ['tsx', 'packages/bridge/src/cli.ts', ...args], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group, so that cleanup reaches the CLI behind npx and tsx
   });
   children.push(child);
   return child;
+}
+
+/** A streaming chat request with a bearer token. */
+function ask(url: string, token: string, message = 'hi'): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({ model: 'daemon', messages: [{ role: 'user', content: message }], stream: true }),
+  });
 }
 
 /** The first line the child prints on stdout. */
@@ -71,6 +83,18 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         '--host H',
         '--auth-token T',
         '--upstream-token U',
+        '--proxy-token-file F',
+        '--upstream-token-file F',
+        '--max-concurrent-streams N',
+        '--upstream-headers-timeout MS',
+        '--first-event-timeout MS',
+        '--idle-timeout MS',
+        '--headers-timeout MS',
+        '--request-timeout MS',
+        '--keep-alive-timeout MS',
+        'AI4TS_PROXY_TOKEN',
+        'AI4TS_UPSTREAM_TOKEN',
+        'WARNING: other local users see it',
         '--help',
         '--version',
       ])
@@ -110,6 +134,10 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       '--upstream-token',
       'up-key',
     ]);
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
     const line = await firstLine(child);
     expect(line).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
     const url = line.slice('listening on '.length);
@@ -125,6 +153,76 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     expect(done).toBe(true);
     expect(text).toBe('It is 18C in Paris.');
     expect(daemon.requests[0]?.headers.authorization).toBe('Bearer up-key');
+    // The flags work, with a warning that names neither token.
+    expect(stderr).toContain('warning: --auth-token shows the token to every local user (ps)');
+    expect(stderr).toContain('warning: --upstream-token shows the token to every local user (ps)');
+    expect(stderr).not.toContain('cli-key');
+    expect(stderr).not.toContain('up-key');
+  });
+
+  it('takes both tokens from the environment, without a warning', async () => {
+    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const child = run(['--upstream', daemon.url, '--dialect', 'typed', '--port', '0'], {
+      AI4TS_PROXY_TOKEN: 'env-client-token',
+      AI4TS_UPSTREAM_TOKEN: 'env-upstream-token',
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const url = (await firstLine(child)).slice('listening on '.length);
+    expect((await ask(url, 'wrong')).status).toBe(401);
+    const response = await ask(url, 'env-client-token');
+    expect(readChunks(await response.text()).text).toBe('It is 18C in Paris.');
+    expect(daemon.requests[0]?.headers.authorization).toBe('Bearer env-upstream-token');
+    expect(stderr).toBe('');
+  });
+
+  it('takes both tokens from files (over the environment), and the timeout and stream flags', async () => {
+    daemon = await startDaemon((res, request) => {
+      const { message } = request.body as { message: string };
+      if (message === 'stall') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders(); // then no event: the first-event timeout runs out
+      } else sse(res, TYPED_ANSWER);
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'ai4ts-proxy-'));
+    writeFileSync(join(dir, 'client'), 'file-client-token\n');
+    writeFileSync(join(dir, 'upstream'), '  file-upstream-token\n');
+    const child = run(
+      [
+        ...['--upstream', daemon.url, '--dialect', 'typed', '--port', '0'],
+        ...['--proxy-token-file', join(dir, 'client'), '--upstream-token-file', join(dir, 'upstream')],
+        ...['--first-event-timeout', '100', '--max-concurrent-streams', '4', '--keep-alive-timeout', '1000'],
+      ],
+      { AI4TS_PROXY_TOKEN: 'env-client-token' },
+    );
+    const url = (await firstLine(child)).slice('listening on '.length);
+    expect((await ask(url, 'env-client-token')).status).toBe(401);
+    const response = await ask(url, 'file-client-token');
+    expect(readChunks(await response.text()).text).toBe('It is 18C in Paris.');
+    expect(daemon.requests[0]?.headers.authorization).toBe('Bearer file-upstream-token');
+    const stalled = await ask(url, 'file-client-token', 'stall');
+    expect(stalled.status).toBe(504);
+    expect(await stalled.json()).toMatchObject({ error: { code: 'upstream_timeout_first_event' } });
+    rmSync(dir, { recursive: true });
+  });
+
+  it('exits with status 2 for a token given twice, an unreadable token file or a bad count', async () => {
+    const cases = [
+      [['--auth-token', 'a-token-1', '--proxy-token-file', '/etc/hostname'], 'not both'],
+      [['--upstream-token-file', '/nonexistent/ai4ts-token'], 'cannot read /nonexistent/ai4ts-token (ENOENT)'],
+      [['--idle-timeout=-5'], '--idle-timeout must be an integer of at least 0'],
+      [['--max-concurrent-streams', '0'], '--max-concurrent-streams must be an integer of at least 1'],
+    ] as const;
+    // In parallel: each run starts npx and tsx.
+    const results = await Promise.all(
+      cases.map(([args]) => finish(run(['--upstream', 'http://127.0.0.1:9/x', '--dialect', 'typed', ...args]))),
+    );
+    results.forEach(({ code, stderr }, i) => {
+      expect(code).toBe(2);
+      expect(stderr).toContain(cases[i]?.[1]);
+    });
   });
 
   it('exits with status 2 and the usage for bad arguments', async () => {
