@@ -13,6 +13,7 @@ import {
   type ListenerStatus,
   type NormalizedEvents,
   ProtocolError,
+  type RetryEvents,
   type StreamEvent,
   StreamIncompleteError,
   type StreamListener,
@@ -48,15 +49,22 @@ export interface ChunkEvent {
 
 /**
  * The listener's events, by name; each handler gets one event object whose `type` is the event's name: the
- * normalized stream events and `error`, plus chat's own `refusal` and `chunk`.
+ * normalized stream events and `error`, plus chat's own `refusal` and `chunk`, and the handle's `retry`.
  */
 export type ChatStreamEvents = Pick<NormalizedEvents, StreamEvent['type'] | 'error'> &
-  HandlersOf<RefusalEvent | ChunkEvent>;
+  HandlersOf<RefusalEvent | ChunkEvent> &
+  RetryEvents;
 
 /** Options of a {@link ChatStreamListener}. */
 export interface ChatStreamListenerOptions {
   /** Move `<think>...</think>` text out of the content into the reasoning. Default true. */
   thinkTags?: boolean | undefined;
+  /**
+   * Complete at `[DONE]` a choice that never sent a finish_reason, as `stop` (`tool_calls` when calls were
+   * streamed), for providers that end that way (the preset quirk `doneWithoutFinishReason`). Default false: such a
+   * stream fails with StreamIncompleteError, since a cut proxy can also send `[DONE]` early.
+   */
+  finishOnDone?: boolean | undefined;
 }
 
 /** The merged state of one choice, readable at any moment. */
@@ -166,6 +174,7 @@ function realId(id: unknown): string | undefined {
  */
 export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implements StreamListener<ChatCompletion> {
   readonly #thinkTags: boolean;
+  readonly #finishOnDone: boolean;
   /** Choices by index; a Map, since a malformed index must not size an array. */
   readonly #states = new Map<number, ChoiceState>();
   #finishedCount = 0;
@@ -181,6 +190,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
   constructor(options: ChatStreamListenerOptions = {}) {
     super();
     this.#thinkTags = options.thinkTags ?? true;
+    this.#finishOnDone = options.finishOnDone ?? false;
   }
 
   /** Where the stream stands (see the class comment). */
@@ -261,6 +271,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     // vLLM and SGLang: `event: error` with the flat `{code, message}` as data.
     if (event.event === 'error') throw this.fail(ApiError.fromStreamError(parseOrText(data), undefined));
     if (data === '[DONE]') {
+      if (this.#finishOnDone) for (const state of this.#states.values()) this.#finish(state, 'stop');
       if (!this.#allFinished()) {
         throw this.fail(new StreamIncompleteError('The chat stream sent [DONE] before its finish_reason'));
       }
@@ -340,6 +351,20 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     this.#status = 'failed';
     this.emit('error', { type: 'error', error: failure });
     return failure;
+  }
+
+  /** Back to a new listener's state (options and handlers kept), for a stream sent again; see StreamListener. */
+  reset(): void {
+    this.#states.clear();
+    this.#finishedCount = 0;
+    this.#status = 'pending';
+    this.#error = undefined;
+    this.#lastChunk = undefined;
+    this.#id = '';
+    this.#model = '';
+    this.#created = 0;
+    this.#systemFingerprint = undefined;
+    this.#usage = undefined;
   }
 
   #allFinished(): boolean {

@@ -53,7 +53,7 @@ export function streamWireBody(
   }
   const { thinkTags, signal, ...requestOptions } = options;
   return new ChatStream(
-    new ChatStreamListener({ thinkTags }),
+    new ChatStreamListener({ thinkTags, finishOnDone: transport.provider.quirks.doneWithoutFinishReason }),
     async (combined) => {
       const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
         body,
@@ -64,6 +64,7 @@ export function streamWireBody(
       return json ? wholeBody(stream.response) : stream;
     },
     signal,
+    transport.streamRetry(requestOptions),
   );
 }
 

@@ -13,6 +13,8 @@
  * - `fail(error)` records a failure from outside (the network, an abort), gives it the partial result, and returns
  *   it to throw. Once failed, it returns the first error; once completed, it records nothing.
  * - `partial` is the result so far as soon as anything arrived; a failure before the first event has none.
+ * - `reset()` puts every field back to its initial state, for a stream sent again after it failed before its
+ *   first event. Handlers stay: they live on the listener's emitter, which the stream handle and the caller share.
  */
 import type { SseEvent } from '@ai4ts/sse';
 import type { Ai4tsError } from './errors.js';
@@ -33,6 +35,11 @@ export interface StreamListener<Final> {
   end(): Final;
   /** Records a failure from outside the stream and returns it (with `partial`) to throw. */
   fail(error: unknown): Ai4tsError;
+  /**
+   * Back to the state of a new listener (status `pending`, nothing received, no error), its options and handlers
+   * kept: the next attempt of a retried stream starts clean.
+   */
+  reset(): void;
 }
 
 /** Options of reading a source into a listener. */

@@ -13,10 +13,18 @@
  */
 import { encodeSse, type SseEvent } from '@ai4ts/sse';
 import type { EventEmitter } from 'eventemitter3';
-import { type Ai4tsError, ApiError } from './errors.js';
+import {
+  type Ai4tsError,
+  ApiError,
+  ConnectionError,
+  StreamIncompleteError,
+  TimeoutError,
+} from './errors.js';
 import { type HandlersOf, STREAM_EVENT_NAMES, type StreamEvent } from './events.js';
 import { toAi4tsError } from './internal/fail.js';
 import { readInto, type StreamListener } from './listener.js';
+import { isRetryableStatus, retryDelay, sleep } from './transport/retry.js';
+import type { StreamRetry } from './transport/transport.js';
 
 /**
  * Runs the stream: call `push` with each event to yield, in order, and resolve to the final result. `signal`
@@ -190,6 +198,25 @@ export interface StreamEventSource {
 }
 
 /**
+ * A stream that failed before its first event is sent again (`on('retry', ...)`; never yielded by iteration).
+ * `attempt` is the retry's number (1 for the first), `error` the failure it follows, `delayMs` the wait before it.
+ */
+export interface RetryEvent {
+  type: 'retry';
+  attempt: number;
+  error: Ai4tsError;
+  delayMs: number;
+}
+
+/** The `retry` event as an emitter's handler map: every protocol listener's events include it. */
+export type RetryEvents = HandlersOf<RetryEvent>;
+
+/** What a {@link ListenerStream} needs of its listener's emitter to report a retry. */
+export interface RetryEventTarget {
+  emit(event: 'retry', payload: RetryEvent): unknown;
+}
+
+/**
  * One step of the tool loop sent through a stream handle: its model events forwarded to the engine's `emit` when
  * the loop is streamed, and its final result. What every protocol adapter's `send` returns.
  */
@@ -202,17 +229,25 @@ export function forwardStep<Final>(
   return handle.final();
 }
 
-/** The handlers of the events a model stream yields: what a {@link ListenerStream} forwards from its listener. */
-export type StreamEventHandlers = HandlersOf<StreamEvent>;
+/**
+ * The handlers a {@link ListenerStream}'s listener must offer: the events a model stream yields, which it forwards,
+ * and `retry`, which it emits.
+ */
+export type StreamEventHandlers = HandlersOf<StreamEvent> & RetryEvents;
 
 /**
  * The handle of one streamed model request, for every protocol: it opens the request, reads its events into the
  * protocol's listener with {@link readInto}, and yields the listener's {@link StreamEvent}s. A failure to open
  * (an HTTP status, a refused connection) is recorded by the listener, so `partial` follows the listener's rule.
  * A protocol's stream only names its listener and result.
+ *
+ * A stream that failed before its first event (see {@link isRetryableBeforeFirstEvent}) is sent again, up to
+ * `retry.maxRetries` times with the Transport's backoff: the failed attempt's `error` event, then `retry` and
+ * `onRetry`, then the listener is {@link StreamListener.reset reset} and the request sent anew. The budget is
+ * separate from the Transport's retries before the headers, which each attempt has in full.
  */
 export class ListenerStream<
-  Listener extends StreamListener<Final> & EventEmitter<Events> & StreamEventSource,
+  Listener extends StreamListener<Final> & EventEmitter<Events> & StreamEventSource & RetryEventTarget,
   Final,
   Events extends StreamEventHandlers,
 > extends EventStream<StreamEvent, Final, Events> {
@@ -221,24 +256,76 @@ export class ListenerStream<
 
   /**
    * @param listener Receives every event; attach handlers to it or to the handle.
-   * @param open Sends the request.
-   * @param signal The caller's signal; aborting it aborts the stream.
+   * @param open Sends the request (again for each retry).
+   * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
+   * @param retry How often and when to retry ({@link Transport.streamRetry}); none when absent.
    */
-  constructor(listener: Listener, open: OpenEvents, signal?: AbortSignal) {
+  constructor(listener: Listener, open: OpenEvents, signal?: AbortSignal, retry?: StreamRetry) {
     super(
       async (push, combined) => {
         for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
-        let events: AsyncIterable<SseEvent>;
-        try {
-          events = await open(combined);
-        } catch (error) {
-          throw listener.fail(toAi4tsError(error, { signal: combined }));
+        for (let attempt = 0; ; attempt++) {
+          let events: AsyncIterable<SseEvent>;
+          try {
+            events = await open(combined);
+          } catch (error) {
+            // The Transport already retried what fails before the headers.
+            throw listener.fail(toAi4tsError(error, { signal: combined }));
+          }
+          try {
+            return await readInto(events, listener, combined);
+          } catch (error) {
+            const failure = listener.error;
+            // Only the listener's own failure with nothing received; a handler's throw is the caller's.
+            const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
+            if (!retry || !retryable || attempt >= retry.maxRetries) throw error;
+            const delayMs = retryDelay(attempt, retry.backoff) ?? 0;
+            listener.emit('retry', { type: 'retry', attempt: attempt + 1, error: failure, delayMs });
+            retry.onRetry?.(failure, attempt + 1);
+            // A reset, not a new listener: `listener` is public and holds the caller's handlers.
+            listener.reset();
+            try {
+              await sleep(delayMs, combined);
+            } catch (aborted) {
+              throw listener.fail(toAi4tsError(aborted, { signal: combined }));
+            }
+          }
         }
-        return readInto(events, listener, combined);
       },
       listener,
       signal,
     );
     this.listener = listener;
   }
+}
+
+/**
+ * In-stream error codes (or types) worth sending the request again for: the provider was busy or failed, as
+ * Anthropic's `overloaded_error` / `api_error` / `rate_limit_error`, OpenAI's `server_error` /
+ * `rate_limit_exceeded`, and HTTP-like numeric codes that {@link isRetryableStatus} accepts (vLLM's `"503"`).
+ */
+export const RETRYABLE_STREAM_ERROR_CODES: ReadonlySet<string> = new Set([
+  'overloaded_error',
+  'api_error',
+  'rate_limit_error',
+  'server_error',
+  'rate_limit_exceeded',
+  'internal_server_error',
+  'service_unavailable',
+]);
+
+/**
+ * True for a stream failure that happened before anything arrived (no `partial`) and may not happen again: a
+ * first-token timeout, a connection dropped or closed before the first event, or an in-stream error with a code in
+ * {@link RETRYABLE_STREAM_ERROR_CODES}. Never after an event was received: what arrived would be shown twice.
+ */
+export function isRetryableBeforeFirstEvent(error: Ai4tsError): boolean {
+  if (error.partial !== undefined) return false;
+  if (error instanceof TimeoutError) return error.phase === 'first_token';
+  if (error instanceof ConnectionError || error instanceof StreamIncompleteError) return true;
+  // An ApiError with a status is an HTTP answer, which the Transport already retried.
+  if (!(error instanceof ApiError) || error.status !== undefined) return false;
+  return [error.code, error.type].some(
+    (code) => code !== undefined && (RETRYABLE_STREAM_ERROR_CODES.has(code) || isRetryableStatus(Number(code))),
+  );
 }

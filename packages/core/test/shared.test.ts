@@ -130,6 +130,11 @@ class SumListener implements StreamListener<number> {
     this.status = 'failed';
     return this.error;
   }
+  reset(): void {
+    this.status = 'pending';
+    this.error = undefined;
+    this.sum = 0;
+  }
 }
 
 describe('collectInto', () => {

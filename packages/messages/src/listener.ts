@@ -6,6 +6,7 @@ import {
   ApiError,
   type ListenerStatus,
   type NormalizedEvents,
+  type RetryEvents,
   ProtocolError,
   StreamIncompleteError,
   type StreamListener,
@@ -38,9 +39,11 @@ import {
 /**
  * What a {@link MessageStreamListener} emits: the normalized events (`content`, `reasoning` for thinking,
  * `tool_call.*` for client tool_use blocks only, `usage` at message_start and message_delta, `finish` at
- * message_stop, `error`), the raw `event` after it was applied, and the complete `message` at message_stop.
+ * message_stop, `error`), the raw `event` after it was applied, the complete `message` at message_stop, and the
+ * handle's `retry`.
  */
-export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> & {
+export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> &
+  RetryEvents & {
   /** Every applied raw event (unknown event and delta types are skipped, and not emitted). */
   event: (event: RawMessageStreamEvent) => void;
   /** The complete message, at message_stop. */
@@ -240,6 +243,23 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     this.#error = failure;
     this.emit('error', { type: 'error', error: failure });
     return failure;
+  }
+
+  /** Back to a new listener's state (handlers kept), for a stream sent again; see core's StreamListener. */
+  reset(): void {
+    this.events.length = 0;
+    this.#status = 'pending';
+    this.#message = null;
+    this.#content = [];
+    this.#indexes = [];
+    this.#started.clear();
+    this.#unordered = false;
+    this.#open = new Map();
+    this.#toolCount = 0;
+    this.#textSoFar = '';
+    this.#thinkingSoFar = '';
+    this.#final = undefined;
+    this.#error = undefined;
   }
 
   /**

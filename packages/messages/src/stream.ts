@@ -44,5 +44,6 @@ export function streamWireBody(
     new MessageStreamListener(),
     (combined) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, signal: combined } }),
     signal,
+    transport.streamRetry(requestOptions),
   );
 }

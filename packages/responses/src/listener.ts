@@ -9,6 +9,7 @@ import {
   ApiError,
   type ListenerStatus,
   type NormalizedEvents,
+  type RetryEvents,
   ProtocolError,
   type StreamEvent,
   StreamIncompleteError,
@@ -61,8 +62,11 @@ export interface ResponseStreamWarning {
   event: unknown;
 }
 
-/** The events a {@link ResponseStreamListener} emits: the normalized ones and `error`, plus the Responses extras. */
-export interface ResponseStreamEvents extends Pick<NormalizedEvents, StreamEvent['type'] | 'error'> {
+/**
+ * The events a {@link ResponseStreamListener} emits: the normalized ones and `error`, plus the Responses extras and
+ * the handle's `retry`.
+ */
+export interface ResponseStreamEvents extends Pick<NormalizedEvents, StreamEvent['type'] | 'error'>, RetryEvents {
   /** Every event of a known type, as received (before the normalized events it causes). */
   event: (event: ResponseStreamEvent) => void;
   /** An event of a type this version does not know (kept in `events` as well). */
@@ -279,6 +283,22 @@ export class ResponseStreamListener
     return this.#status === 'completed' ? failure : this.#record(failure);
   }
 
+  /** Back to a new listener's state (handlers kept), for a stream sent again; see core's StreamListener. */
+  reset(): void {
+    this.#status = 'pending';
+    this.#error = undefined;
+    this.#events.length = 0;
+    this.#base = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
+    this.#clearItems();
+    this.#stale = false;
+    this.#calls.clear();
+    this.#lastSequence = undefined;
+    this.#text = '';
+    this.#summary = '';
+    this.#summaryKey = '';
+    this.#reasoningText = '';
+  }
+
   #finished(): boolean {
     return this.#status === 'completed' || this.#status === 'failed';
   }
@@ -306,9 +326,13 @@ export class ResponseStreamListener
         this.#terminal(event);
         return true;
       case 'error':
-        // The flat shape's own `type` is the event type ('error'), not an error type.
+        // The flat shape's own `type` is the event type ('error'), not an error type. A first event that is an
+        // error has no partial, as in every protocol: nothing arrived (and the stream may be retried).
         throw this.#record(
-          ApiError.fromStreamError(isRecord(event.error) ? event : { ...event, type: undefined }, this.response),
+          ApiError.fromStreamError(
+            isRecord(event.error) ? event : { ...event, type: undefined },
+            this.#events.length === 1 ? undefined : this.response,
+          ),
         );
       case 'response.output_item.added':
       case 'response.output_item.done':

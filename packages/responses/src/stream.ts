@@ -41,5 +41,6 @@ export function streamWireBody(
     new ResponseStreamListener(),
     (combined) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, signal: combined } }),
     signal,
+    transport.streamRetry(requestOptions),
   );
 }

@@ -28,6 +28,11 @@ export interface ProviderPreset {
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;
+    /**
+     * Ends Chat Completions streams with `[DONE]` and no `finish_reason`: the chat listener then completes the
+     * unfinished choices as `stop` instead of failing. Off in every built-in preset: strict unless you opt in.
+     */
+    doneWithoutFinishReason?: boolean;
   };
 }
 

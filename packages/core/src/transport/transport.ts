@@ -39,17 +39,28 @@ export interface TransportOptions {
   query?: Record<string, string>;
   /** Custom fetch for tests, proxies and edge runtimes. */
   fetch?: typeof fetch;
-  /** Retries after a connection error, 408, 409, 429 or 5xx (default 2). */
+  /**
+   * Retries after a connection error, 408, 409, 429 or 5xx before the headers, and of a stream that failed before
+   * its first event (default 2).
+   */
   maxRetries?: number;
   /** ms until the response headers arrive (default 600_000). */
   timeout?: number;
-  /** ms from the headers until the first SSE event (default: none). */
+  /**
+   * ms from the headers until the first SSE event: the call's, else this, else `AI4TS_FIRST_TOKEN_TIMEOUT_MS`, else
+   * 60_000; `0` disables it.
+   */
   firstTokenTimeout?: number;
-  /** ms between two SSE events (default: none). */
+  /** ms between two SSE events: the call's, else this, else `AI4TS_IDLE_TIMEOUT_MS`, else 60_000; `0` disables it. */
   idleTimeout?: number;
   /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
   backoff?: Backoff;
+  /** Called before each retry of a stream that failed before its first event (see {@link RequestOptions.onRetry}). */
+  onRetry?: OnRetry;
 }
+
+/** A retry is about to happen: the failure it follows, and its number (1 for the first retry). */
+export type OnRetry = (error: Ai4tsError, attempt: number) => void;
 
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
 export interface RequestOptions {
@@ -66,6 +77,24 @@ export interface RequestOptions {
   timeout?: number;
   firstTokenTimeout?: number;
   idleTimeout?: number;
+  /**
+   * Called before each retry of a stream that failed before its first event (a first-token timeout, a dropped
+   * connection, a retryable in-stream error); wins over the transport's. A throw ends the stream with that error.
+   */
+  onRetry?: OnRetry;
+}
+
+/** How a stream handle retries a stream that failed before its first event: {@link Transport.streamRetry}. */
+export interface StreamRetry {
+  maxRetries: number;
+  backoff: Backoff | undefined;
+  onRetry: OnRetry | undefined;
+}
+
+/** The stream timeouts of one call, in ms; undefined means none. */
+export interface StreamTimeouts {
+  firstTokenTimeout: number | undefined;
+  idleTimeout: number | undefined;
 }
 
 /** One request: method (default GET, or POST when there is a body), a JSON body, per-call options. */
@@ -77,6 +106,44 @@ export interface RequestInit_ {
 
 const DEFAULT_TIMEOUT = 600_000;
 const DEFAULT_MAX_RETRIES = 2;
+/**
+ * The default stream timeouts. AI4J uses 30 s; reasoning models (o-series, DeepSeek R1, Claude with extended
+ * thinking) can think that long before their first event or between two, so 60 s: a dead stream still fails within
+ * a minute without cutting a model that is only thinking.
+ */
+export const DEFAULT_FIRST_TOKEN_TIMEOUT = 60_000;
+export const DEFAULT_IDLE_TIMEOUT = 60_000;
+
+/**
+ * The stream timeouts of a call: the call's option, else the transport's, else the environment
+ * (`AI4TS_FIRST_TOKEN_TIMEOUT_MS`, `AI4TS_IDLE_TIMEOUT_MS`, read now), else the defaults. `0` disables a timeout.
+ *
+ * @throws Ai4tsError when an environment variable is not a number of ms.
+ */
+export function resolveStreamTimeouts(call: RequestOptions, defaults: TransportOptions): StreamTimeouts {
+  const pick = (own: number | undefined, client: number | undefined, env: string, fallback: number) => {
+    const ms = own ?? client ?? envMs(env) ?? fallback;
+    return ms > 0 ? ms : undefined;
+  };
+  return {
+    firstTokenTimeout: pick(
+      call.firstTokenTimeout,
+      defaults.firstTokenTimeout,
+      'AI4TS_FIRST_TOKEN_TIMEOUT_MS',
+      DEFAULT_FIRST_TOKEN_TIMEOUT,
+    ),
+    idleTimeout: pick(call.idleTimeout, defaults.idleTimeout, 'AI4TS_IDLE_TIMEOUT_MS', DEFAULT_IDLE_TIMEOUT),
+  };
+}
+
+function envMs(name: string): number | undefined {
+  const text = readEnv([name]);
+  if (text === undefined) return undefined;
+  const ms = Number(text);
+  // A typo must not silently mean "no timeout" or the default.
+  if (!Number.isFinite(ms) || ms < 0) throw new Ai4tsError(`${name} must be a number of ms (0 disables), not "${text}"`);
+  return ms;
+}
 
 /** Sends requests to one provider. Create it once and share it; it holds no per-request state. */
 export class Transport {
@@ -163,7 +230,8 @@ export class Transport {
    * A streaming POST: {@link request}, then the body as SSE events with `firstTokenTimeout` / `idleTimeout`.
    * A stall throws {@link TimeoutError} (phase `first_token` | `idle`) and cancels the body; an abort throws
    * `AbortError` and cancels the body; a body that errors mid-read throws {@link ConnectionError}. Breaking out
-   * of the loop cancels the body. Nothing is retried once the response is returned.
+   * of the loop cancels the body. Nothing is retried once the response is returned: a stream handle retries a
+   * stream that failed before its first event ({@link streamRetry}).
    */
   async stream(path: string, init: RequestInit_ = {}): Promise<SseStream> {
     const response = await this.request(path, {
@@ -173,12 +241,16 @@ export class Transport {
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
-    return readSseStream(response, {
-      signal: call.signal,
-      firstTokenTimeout: call.firstTokenTimeout ?? this.#options.firstTokenTimeout,
-      idleTimeout: call.idleTimeout ?? this.#options.idleTimeout,
-      secrets,
-    });
+    return readSseStream(response, { signal: call.signal, ...resolveStreamTimeouts(call, this.#options), secrets });
+  }
+
+  /** The retry policy of a stream handle for this call: its `maxRetries` and `onRetry`, else the transport's. */
+  streamRetry(options: RequestOptions = {}): StreamRetry {
+    return {
+      maxRetries: options.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      backoff: this.#options.backoff,
+      onRetry: options.onRetry ?? this.#options.onRetry,
+    };
   }
 
   /**
