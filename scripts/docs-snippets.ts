@@ -1,18 +1,23 @@
 /**
- * Extracts every ```ts block of README.md and docs/*.md into test-artifacts/snippets/, one module each, so `npm run typecheck`
+ * Extracts every ```ts block of README.md, docs/*.md and each package README into test-artifacts/snippets/, one module each, so `npm run typecheck`
  * compiles them against the packages' sources: a snippet that no longer matches the API fails CI.
  *
  * A snippet that needs context it does not show (a tool defined in an earlier block, a client) declares it in a
  * hidden prelude: an HTML comment right before the fence, `<!-- prelude` ... `-->`, whose lines are prepended.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'test-artifacts', 'snippets');
 const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
-const sources = ['README.md', ...docs.sort().map((f) => `docs/${f}`)];
+const packages = readdirSync(join(root, 'packages')).sort();
+const sources = [
+  'README.md',
+  ...docs.sort().map((f) => `docs/${f}`),
+  ...packages.map((name) => `packages/${name}/README.md`),
+];
 // The prelude may not contain `-->`: an unclosed or misplaced prelude must not swallow the text up to a later fence.
 const BLOCK = /(?:<!-- prelude\n((?:(?!-->)[\s\S])*)-->\n)?```ts\n([\s\S]*?)```/g;
 
@@ -31,7 +36,7 @@ for (const source of sources) {
     count++;
     // The line of the fence's first code line, so an error in `<source>-<n>.ts` is easy to find in the page.
     const line = text.slice(0, match.index + whole.indexOf('```ts')).split('\n').length + 1;
-    const name = `${basename(source, '.md')}-${n}.ts`;
+    const name = `${source.replace(/\.md$/, '').replaceAll('/', '_')}-${n}.ts`;
     // `export {}` makes each snippet a module: top-level await, and no name clashes between snippets.
     writeFileSync(join(out, name), `// ${source}:${line}\n${prelude ?? ''}${code}\nexport {};\n`);
   }
