@@ -1,5 +1,23 @@
 import { parseSse } from '@ai4ts/sse';
-import type { MockModel } from '@ai4ts/testing';
+import { type MockModel, type MockModelOptions, startMockModel } from '@ai4ts/testing';
+import { afterEach } from 'vitest';
+
+/**
+ * A `start(options)` for one test file: each call closes the model before it, and the last one is closed after
+ * each test.
+ */
+export function mockModels(): (options: MockModelOptions) => Promise<MockModel> {
+  let model: MockModel | undefined;
+  afterEach(async () => {
+    await model?.close();
+    model = undefined;
+  });
+  return async (options) => {
+    await model?.close();
+    model = await startMockModel(options);
+    return model;
+  };
+}
 
 /** POSTs a JSON body to a route of the mock model (`path` after `/v1`). */
 export function post(model: MockModel, path: string, body: unknown, headers: Record<string, string> = {}) {

@@ -1,20 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { type MockModel, type MockModelOptions, type MockTurn, startMockModel } from '@ai4ts/testing';
+import type { MockModel, MockTurn } from '@ai4ts/testing';
 import { parseSse } from '@ai4ts/sse';
-import { afterEach, describe, expect, it } from 'vitest';
-import { field, post, readEvents, text, type WireEvent } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { field, mockModels, post, readEvents, text, type WireEvent } from './helpers.js';
 
-let model: MockModel | undefined;
-afterEach(async () => {
-  await model?.close();
-  model = undefined;
-});
-
-async function start(options: MockModelOptions): Promise<MockModel> {
-  await model?.close();
-  model = await startMockModel(options);
-  return model;
-}
+const start = mockModels();
 
 const ask = (extra: Record<string, unknown> = {}) => ({
   model: 'claude-test',

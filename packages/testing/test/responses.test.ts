@@ -1,19 +1,9 @@
-import { type MockModel, type MockModelOptions, type MockTurn, startMockModel } from '@ai4ts/testing';
+import type { MockTurn } from '@ai4ts/testing';
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { field, post, readEvents, text, type WireEvent } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { field, mockModels, post, readEvents, text, type WireEvent } from './helpers.js';
 
-let model: MockModel | undefined;
-afterEach(async () => {
-  await model?.close();
-  model = undefined;
-});
-
-async function start(options: MockModelOptions): Promise<MockModel> {
-  await model?.close();
-  model = await startMockModel(options);
-  return model;
-}
+const start = mockModels();
 
 const ask = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-test', input: 'hi', ...extra });
 
