@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import OpenAI from 'openai';
-import { best, compare, type Digest, FloorSplitter, floorRead, fmt, note, print, prng, ratio, renderChat, type Shape, shapes, cut, streamOf, check } from './input.ts';
+import { best, compare, type Digest, FloorSplitter, floorRead, cell, note, print, prng, ratio, renderChat, type Shape, shapes, cut, streamOf, check } from './input.ts';
 
 const BASE = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":';
 const TAIL = ',"logprobs":null,"finish_reason":null}]}';
@@ -71,27 +71,32 @@ function digestOf(message: FinalMessage | undefined, withReasoning: boolean): Pa
 async function measure(shape: Shape): Promise<Record<string, string>> {
   const { pieces, bytes, separator } = renderChat(shape);
   const client = openaiClient(() => pieces);
-  check('floor', shape, await floor(streamOf(pieces), separator));
-  check('ai4ts', shape, digestOf((await collectChatCompletion(streamOf(pieces))).choices[0]?.message as FinalMessage, true));
-  // openai-node drops reasoning_content: its text and calls are checked.
-  check('openai-node', shape, digestOf((await openaiFinal(client)).choices[0]?.message as FinalMessage, false));
-
-  const ms = await compare(
+  type Completion = { choices: { message: unknown }[] };
+  const result = await compare(
     [
-      { name: 'floor', run: () => floor(streamOf(pieces), separator) },
-      { name: 'ai4ts', run: () => collectChatCompletion(streamOf(pieces)) },
-      { name: 'openai-node', run: () => openaiFinal(client) },
+      { name: 'floor', run: () => floor(streamOf(pieces), separator), check: (r) => check('floor', shape, r as Digest) },
+      {
+        name: 'ai4ts',
+        run: () => collectChatCompletion(streamOf(pieces)),
+        check: (r) => check('ai4ts', shape, digestOf((r as Completion).choices[0]?.message as FinalMessage, true)),
+      },
+      // openai-node drops reasoning_content: its text and calls are checked.
+      {
+        name: 'openai-node',
+        run: () => openaiFinal(client),
+        check: (r) => check('openai-node', shape, digestOf((r as Completion).choices[0]?.message as FinalMessage, false)),
+      },
     ],
     { rounds: 3, time: 400, async: true },
   );
-  const [f, a, o] = ['floor', 'ai4ts', 'openai-node'].map((n) => ms.get(n) as number) as [number, number, number];
+  const [f, a, o] = ['floor', 'ai4ts', 'openai-node'].map((n) => result.ms.get(n) as number) as [number, number, number];
   return {
     shape: shape.name,
     MB: (bytes.length / 1e6).toFixed(2),
     chunks: String(pieces.length),
-    'floor ms': fmt(f),
-    'ai4ts ms': fmt(a),
-    'openai-node ms': fmt(o),
+    'floor ms': cell(result, 'floor'),
+    'ai4ts ms': cell(result, 'ai4ts'),
+    'openai-node ms': cell(result, 'openai-node'),
     'ai4ts / floor (<= 1.25)': ratio(a, f),
     'openai-node / floor': ratio(o, f),
     'openai-node / ai4ts': ratio(o, a),
@@ -133,7 +138,7 @@ export default async function run(): Promise<void> {
     title: 'Chat Completions: bytes to the final completion (ms per stream, best median of 3 interleaved rounds)',
     columns: Object.keys(rows[0] ?? {}),
     rows,
-    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed).'],
+    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
 
   // Linearity: 10x the input should take about 10x the time.

@@ -1,9 +1,12 @@
 /**
  * Runs every `bench/*.bench.ts` in name order; `npm run bench -- sse chat` runs only those. Each file's default
- * export runs its benchmarks and prints its own table.
+ * export runs its benchmarks and prints its own table; a full run also writes them to bench/RESULTS.md with the
+ * Node version, the CPU model and the date.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { report } from './input.ts';
 
 const SUFFIX = '.bench.ts';
 const dir = fileURLToPath(new URL('.', import.meta.url));
@@ -18,8 +21,32 @@ if (unknown.length > 0) {
   process.exit(1);
 }
 
+const started = performance.now();
 for (const name of wanted.length > 0 ? names.filter((n) => wanted.includes(n)) : names) {
   const bench = (await import(pathToFileURL(`${dir}${name}${SUFFIX}`).href)) as { default: () => Promise<void> };
   console.log(`\n## ${name}\n`);
+  report.push(`## ${name}\n`);
   await bench.default();
+  report.push('');
+}
+const minutes = (performance.now() - started) / 60_000;
+
+if (wanted.length === 0) {
+  const cpu = cpus();
+  const header = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench\` (see bench/README.md for the shapes and the floor). Every figure is from one run, the`,
+    'contenders of a table interleaved in the same process; compare ratios, not absolute times (a shared machine).',
+    '',
+    `- date: ${new Date().toISOString()}`,
+    `- node: ${process.version} (${process.platform}/${process.arch})`,
+    `- cpu: ${cpu[0]?.model.trim() ?? 'unknown'}, ${cpu.length} logical cores`,
+    `- whole run: ${minutes.toFixed(1)} min`,
+    '',
+  ];
+  await writeFile(new URL('RESULTS.md', import.meta.url), `${[...header, ...report].join('\n').trimEnd()}\n`);
+  console.log(`\nwrote bench/RESULTS.md (${minutes.toFixed(1)} min)`);
+} else {
+  console.log(`\n(${minutes.toFixed(1)} min; bench/RESULTS.md is written only by a full run)`);
 }

@@ -1,12 +1,98 @@
 /**
- * The Messages listener on hostile block indexes: linearity only (the pipeline itself is the SSE decoder's and the
- * listener's hot path, measured for chat and Responses). `N` blocks at indexes from 1e9 up, ascending and then
- * descending (a late lower index each time), must take about 10x the time for 10x the blocks.
+ * The Messages pipeline: SSE bytes to the final message, for ai4ts (`collectMessage`), the official Anthropic SDK
+ * (`client.messages.stream().finalMessage()`, its fetch answering from memory) and the floor (streaming decode +
+ * blank-line split + JSON.parse of every event + concatenation of text, thinking and tool input), on every stream
+ * shape of bench/input.ts; plus the linearity of the listener on hostile block indexes: `N` blocks at indexes from
+ * 1e9 up, ascending and then descending (a late lower index each time), must take about 10x the time for 10x the
+ * blocks.
  *
  * Run alone: `npx tsx bench/messages.bench.ts` (or through `npm run bench`).
  */
+import Anthropic from '@anthropic-ai/sdk';
+import { VERSION as ANTHROPIC_VERSION } from '@anthropic-ai/sdk/version';
 import { collectMessage } from '@ai4ts/messages';
-import { best, cut, prng, streamOf } from './input.ts';
+import { best, cell, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, ratio, renderMessages, type Shape, shapes, streamOf } from './input.ts';
+
+interface FloorEvent {
+  type: string;
+  index: number;
+  delta?: { type: string; text?: string; thinking?: string; partial_json?: string };
+}
+
+/** The floor: what any reader must do at least. */
+async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
+  let text = '';
+  let reasoning = '';
+  const json: string[] = [];
+  const splitter = new FloorSplitter(separator, (data) => {
+    const event = JSON.parse(data) as FloorEvent;
+    if (event.type !== 'content_block_delta' || !event.delta) return;
+    const delta = event.delta;
+    if (delta.type === 'text_delta') text += delta.text;
+    else if (delta.type === 'thinking_delta') reasoning += delta.thinking;
+    else if (delta.type === 'input_json_delta') json[event.index] = (json[event.index] ?? '') + delta.partial_json;
+  });
+  await floorRead(source, splitter);
+  return { text, reasoning, args: json.filter((j) => j !== undefined) };
+}
+
+function anthropicClient(pieces: () => Uint8Array[]): Anthropic {
+  return new Anthropic({
+    apiKey: 'x',
+    baseURL: 'http://bench.invalid',
+    maxRetries: 0,
+    fetch: async () => new Response(streamOf(pieces()), { headers: { 'content-type': 'text/event-stream' } }),
+  });
+}
+
+function anthropicFinal(client: Anthropic) {
+  return client.messages.stream({ model: 'claude-bench', max_tokens: 64_000, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
+}
+
+interface Block {
+  type: string;
+  text?: string;
+  thinking?: string;
+  input?: unknown;
+}
+
+function digestOf(content: readonly object[]): Digest {
+  const blocks = content as Block[];
+  return {
+    text: blocks.map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join(''),
+    reasoning: blocks.map((b) => (b.type === 'thinking' ? (b.thinking ?? '') : '')).join(''),
+    args: blocks.filter((b) => b.type === 'tool_use').map((b) => JSON.stringify(b.input)),
+  };
+}
+
+/** One row of the table: the three readers checked against the script, then timed, interleaved. */
+async function measure(shape: Shape): Promise<Record<string, string>> {
+  const { pieces, bytes, separator } = renderMessages(shape);
+  const client = anthropicClient(() => pieces);
+  type Final = { content: readonly object[] };
+  const result = await compare(
+    [
+      { name: 'floor', run: () => floor(streamOf(pieces), separator), check: (r) => check('floor', shape, r as Digest) },
+      { name: 'ai4ts', run: () => collectMessage(streamOf(pieces)), check: (r) => check('ai4ts', shape, digestOf((r as Final).content)) },
+      { name: 'anthropic-sdk', run: () => anthropicFinal(client), check: (r) => check('@anthropic-ai/sdk', shape, digestOf((r as Final).content)) },
+    ],
+    { rounds: 3, time: 400, async: true },
+  );
+  const [f, a, o] = ['floor', 'ai4ts', 'anthropic-sdk'].map((n) => result.ms.get(n) as number) as [number, number, number];
+  const misses = [a / f > 1.25 ? 'floor' : '', o / a < 3 ? 'sdk' : ''].filter(Boolean);
+  return {
+    shape: shape.name,
+    MB: (bytes.length / 1e6).toFixed(2),
+    chunks: String(pieces.length),
+    'floor ms': cell(result, 'floor'),
+    'ai4ts ms': cell(result, 'ai4ts'),
+    'anthropic-sdk ms': cell(result, 'anthropic-sdk'),
+    'ai4ts / floor (<= 1.25)': ratio(a, f),
+    'anthropic-sdk / floor': ratio(o, f),
+    'anthropic-sdk / ai4ts (>= 3)': ratio(o, a),
+    target: misses.length === 0 ? 'met' : `**MISSED** (${misses.join(', ')})`,
+  };
+}
 
 const START = { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-bench', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } };
 
@@ -28,7 +114,7 @@ function blocksIn(n: number, order: 'ascending' | 'descending'): Uint8Array[] {
   return cut(new TextEncoder().encode(text), 1024, 4096, prng(7));
 }
 
-async function ratio(order: 'ascending' | 'descending'): Promise<number> {
+async function blocksRatio(order: 'ascending' | 'descending'): Promise<number> {
   const small = blocksIn(10_000, order);
   const large = blocksIn(100_000, order);
   const message = await collectMessage(streamOf(large));
@@ -37,11 +123,21 @@ async function ratio(order: 'ascending' | 'descending'): Promise<number> {
 }
 
 export default async function run(): Promise<void> {
-  const ascending = await ratio('ascending');
-  const descending = await ratio('descending');
-  console.log(
-    `linearity (100,000 vs 10,000 blocks at indexes from 1e9; ~10x is linear): ascending ${ascending.toFixed(1)}x, descending ${descending.toFixed(1)}x`,
-  );
+  const rows: Record<string, string>[] = [];
+  for (const shape of shapes()) rows.push(await measure(shape));
+  print({
+    title: 'Messages: bytes to the final message (ms per stream, best median of 3 interleaved rounds)',
+    columns: Object.keys(rows[0] ?? {}),
+    rows,
+    notes: [
+      "Targets (issue 12): ai4ts <= 1.25x the floor's time, and >= 3x faster than the official Anthropic SDK (@anthropic-ai/sdk " +
+        `${ANTHROPIC_VERSION}), on every shape. The SDK reads the in-memory body through its \`fetch\` option. \`*\`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.`,
+    ],
+  });
+
+  const ascending = await blocksRatio('ascending');
+  const descending = await blocksRatio('descending');
+  note(`linearity (100,000 vs 10,000 blocks at indexes from 1e9; ~10x is linear): ascending ${ascending.toFixed(1)}x, descending ${descending.toFixed(1)}x`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

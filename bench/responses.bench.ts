@@ -1,17 +1,14 @@
 /**
- * The Responses pipeline: SSE bytes in 1-4 KB chunks to the final response, for ai4ts (`collectResponse`),
- * openai-node (`client.responses.stream().finalResponse()`) and a floor (streaming decode + blank-line split +
- * JSON.parse of every event + concatenation of text and arguments), plus linearity checks on argument deltas and on
- * output items at hostile indexes.
+ * The Responses pipeline: SSE bytes to the final response, for ai4ts (`collectResponse`), openai-node
+ * (`client.responses.stream().finalResponse()`) and the floor (streaming decode + blank-line split + JSON.parse of
+ * every event + concatenation of text, summaries and arguments), on every stream shape of bench/input.ts, plus
+ * linearity checks on argument deltas and on output items at hostile indexes.
  *
  * Run alone: `npx tsx bench/responses.bench.ts` (or through `npm run bench`).
  */
 import { collectResponse } from '@ai4ts/responses';
 import OpenAI from 'openai';
-import { Bench } from 'tinybench';
-import { best, cut, prng, streamOf } from './input.ts';
-
-const WORDS = ['the', 'stream', 'of', 'tokens', 'café', 'naïve', '東京', 'データ', 'Привет', '😀', 'résumé', 'λ', 'model', 'answer', '"quoted"', 'line\n'];
+import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, cell, note, print, prng, ratio, renderResponses, type Shape, shapes, streamOf } from './input.ts';
 
 type Json = Record<string, unknown>;
 
@@ -29,83 +26,6 @@ class Writer {
 
 const RESPONSE = { id: 'resp_bench', object: 'response', created_at: 1_741_476_542, model: 'gpt-bench', error: null, incomplete_details: null, usage: null };
 
-/**
- * A realistic Responses stream of at least `minBytes`: rounds of a reasoning summary, an answer with multi-byte
- * text, and two parallel function calls with interleaved argument deltas, each item with its `.done` events, and
- * a `response.completed` carrying the whole output (as the API sends it).
- */
-function buildStream(minBytes: number, random: () => number): string {
-  const words = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
-  const w = new Writer();
-  const output: Json[] = [];
-  w.add('response.created', { response: { ...RESPONSE, status: 'in_progress', output: [] } });
-  w.add('response.in_progress', { response: { ...RESPONSE, status: 'in_progress', output: [] } });
-  while (w.size < minBytes) {
-    // Reasoning summary.
-    const rs = { id: `rs_${output.length}`, output_index: output.length };
-    w.add('response.output_item.added', { output_index: rs.output_index, item: { id: rs.id, type: 'reasoning', summary: [] } });
-    w.add('response.reasoning_summary_part.added', { item_id: rs.id, output_index: rs.output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
-    let summary = '';
-    for (let i = 0; i < 40; i++) {
-      const delta = `${words(1 + Math.floor(random() * 5))} `;
-      summary += delta;
-      w.add('response.reasoning_summary_text.delta', { item_id: rs.id, output_index: rs.output_index, summary_index: 0, delta, obfuscation: 'x9' });
-    }
-    w.add('response.reasoning_summary_text.done', { item_id: rs.id, output_index: rs.output_index, summary_index: 0, text: summary });
-    w.add('response.reasoning_summary_part.done', { item_id: rs.id, output_index: rs.output_index, summary_index: 0, part: { type: 'summary_text', text: summary } });
-    const reasoning = { id: rs.id, type: 'reasoning', summary: [{ type: 'summary_text', text: summary }] };
-    w.add('response.output_item.done', { output_index: rs.output_index, item: reasoning });
-    output.push(reasoning);
-
-    // The answer.
-    const msg = { item_id: `msg_${output.length}`, output_index: output.length, content_index: 0 };
-    w.add('response.output_item.added', { output_index: msg.output_index, item: { id: msg.item_id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
-    w.add('response.content_part.added', { ...msg, part: { type: 'output_text', text: '', annotations: [] } });
-    let text = '';
-    for (let i = 0; i < 120; i++) {
-      const delta = `${words(1 + Math.floor(random() * 6))} `;
-      text += delta;
-      w.add('response.output_text.delta', { ...msg, delta, logprobs: [], obfuscation: 'Qm4' });
-    }
-    w.add('response.output_text.done', { ...msg, text, logprobs: [] });
-    const part = { type: 'output_text', text, annotations: [] };
-    w.add('response.content_part.done', { ...msg, part });
-    const message = { id: msg.item_id, type: 'message', status: 'completed', role: 'assistant', content: [part] };
-    w.add('response.output_item.done', { output_index: msg.output_index, item: message });
-    output.push(message);
-
-    // Two parallel calls, their argument deltas interleaved.
-    const calls = [0, 1].map((k) => ({
-      id: `fc_${output.length + k}`,
-      call_id: `call_${output.length + k}`,
-      name: `tool_${(output.length + k) % 7}`,
-      output_index: output.length + k,
-      args: JSON.stringify({ query: words(12), city: '東京', limit: Math.floor(random() * 100) }),
-      at: 0,
-    }));
-    for (const c of calls) {
-      w.add('response.output_item.added', { output_index: c.output_index, item: { id: c.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: c.call_id, name: c.name } });
-    }
-    while (calls.some((c) => c.at < c.args.length)) {
-      for (const c of calls) {
-        if (c.at >= c.args.length) continue;
-        const delta = c.args.slice(c.at, c.at + 1 + Math.floor(random() * 8));
-        c.at += delta.length;
-        w.add('response.function_call_arguments.delta', { item_id: c.id, output_index: c.output_index, delta, obfuscation: 'k2' });
-      }
-    }
-    for (const c of calls) {
-      w.add('response.function_call_arguments.done', { item_id: c.id, output_index: c.output_index, name: c.name, arguments: c.args });
-      const item = { id: c.id, type: 'function_call', status: 'completed', arguments: c.args, call_id: c.call_id, name: c.name };
-      w.add('response.output_item.done', { output_index: c.output_index, item });
-      output.push(item);
-    }
-  }
-  const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 50_000, output_tokens_details: { reasoning_tokens: 9000 }, total_tokens: 50_100 };
-  w.add('response.completed', { response: { ...RESPONSE, status: 'completed', output, usage } });
-  return w.blocks.join('');
-}
-
 interface FloorEvent {
   type: string;
   output_index: number;
@@ -113,27 +33,18 @@ interface FloorEvent {
 }
 
 /** The floor: what any reader must do at least. */
-async function floor(source: ReadableStream<Uint8Array>): Promise<number> {
-  const decoder = new TextDecoder();
-  let buffer = '';
+async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
   let text = '';
-  let summary = '';
+  let reasoning = '';
   const args: string[] = [];
-  const reader = source.getReader();
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    buffer += decoder.decode(read.value, { stream: true });
-    let start = 0;
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n', start)) {
-      const data = buffer.indexOf('data: ', start);
-      const event = JSON.parse(buffer.slice(data + 6, end)) as FloorEvent;
-      start = end + 2;
-      if (event.type === 'response.output_text.delta') text += event.delta;
-      else if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
-      else if (event.type === 'response.function_call_arguments.delta') args[event.output_index] = (args[event.output_index] ?? '') + event.delta;
-    }
-    buffer = buffer.slice(start);
-  }
-  return text.length + summary.length + args.length;
+  const splitter = new FloorSplitter(separator, (data) => {
+    const event = JSON.parse(data) as FloorEvent;
+    if (event.type === 'response.output_text.delta') text += event.delta;
+    else if (event.type === 'response.reasoning_summary_text.delta') reasoning += event.delta;
+    else if (event.type === 'response.function_call_arguments.delta') args[event.output_index] = (args[event.output_index] ?? '') + event.delta;
+  });
+  await floorRead(source, splitter);
+  return { text, reasoning, args: args.filter((a) => a !== undefined) };
 }
 
 function openaiClient(pieces: () => Uint8Array[]): OpenAI {
@@ -176,58 +87,69 @@ function manyItemsIn(n: number): Uint8Array[] {
   return cut(new TextEncoder().encode(w.blocks.join('')), 1024, 4096, prng(7));
 }
 
-const MB = 1024 * 1024;
+interface OutputItem {
+  type: string;
+  arguments?: string;
+  summary?: { text: string }[];
+  content?: { type: string; text?: string }[];
+}
+
+function digestOf(output: readonly object[]): Digest {
+  const items = output as OutputItem[];
+  return {
+    text: items.flatMap((item) => (item.type === 'message' ? (item.content ?? []).map((part) => part.text ?? '') : [])).join(''),
+    reasoning: items.flatMap((item) => (item.type === 'reasoning' ? (item.summary ?? []).map((part) => part.text) : [])).join(''),
+    args: items.filter((item) => item.type === 'function_call').map((item) => item.arguments ?? ''),
+  };
+}
+
+/** One row of the table: the three readers checked against the script, then timed, interleaved. */
+async function measure(shape: Shape): Promise<Record<string, string>> {
+  const { pieces, bytes, separator } = renderResponses(shape);
+  const client = openaiClient(() => pieces);
+  type Final = { output: readonly object[] };
+  const result = await compare(
+    [
+      { name: 'floor', run: () => floor(streamOf(pieces), separator), check: (r) => check('floor', shape, r as Digest) },
+      { name: 'ai4ts', run: () => collectResponse(streamOf(pieces)), check: (r) => check('ai4ts', shape, digestOf((r as Final).output)) },
+      { name: 'openai-node', run: () => openaiFinal(client), check: (r) => check('openai-node', shape, digestOf((r as Final).output)) },
+    ],
+    { rounds: 3, time: 400, async: true },
+  );
+  const [f, a, o] = ['floor', 'ai4ts', 'openai-node'].map((n) => result.ms.get(n) as number) as [number, number, number];
+  return {
+    shape: shape.name,
+    MB: (bytes.length / 1e6).toFixed(2),
+    chunks: String(pieces.length),
+    'floor ms': cell(result, 'floor'),
+    'ai4ts ms': cell(result, 'ai4ts'),
+    'openai-node ms': cell(result, 'openai-node'),
+    'ai4ts / floor (<= 1.25)': ratio(a, f),
+    'openai-node / floor': ratio(o, f),
+    'openai-node / ai4ts': ratio(o, a),
+    target: a / f <= 1.25 ? 'met' : '**MISSED**',
+  };
+}
 
 export default async function run(): Promise<void> {
-  const random = prng(42);
-  const text = buildStream(5 * MB, random);
-  const bytes = new TextEncoder().encode(text);
-  const pieces = cut(bytes, 1024, 4096, random);
-  const mb = bytes.length / MB;
-  console.log(`responses: ${mb.toFixed(2)} MB of SSE in ${pieces.length} chunks of 1-4 KB`);
-
-  // The readers must agree before being timed.
-  const ours = await collectResponse(streamOf(pieces));
-  const client = openaiClient(() => pieces);
-  const theirs = await openaiFinal(client);
-  if (ours.output_text !== theirs.output_text) throw new Error('ai4ts and openai-node disagree on the text');
-  // openai-node adds its parse fields (`parsed`, `parsed_arguments`): compare what both rebuild.
-  const calls = (output: readonly object[]) =>
-    (output as { type: string; call_id?: string; arguments?: string }[])
-      .filter((item) => item.type === 'function_call')
-      .map((item) => `${item.call_id}:${item.arguments}`)
-      .join('\n');
-  if (calls(ours.output) !== calls(theirs.output)) throw new Error('ai4ts and openai-node disagree on the function calls');
-
-  const bench = new Bench({ name: 'responses pipeline', time: 4000, warmupIterations: 2, iterations: 5 });
-  bench
-    .add('floor', () => floor(streamOf(pieces)))
-    .add('ai4ts collectResponse', () => collectResponse(streamOf(pieces)))
-    .add('openai-node responses.stream().finalResponse()', () => openaiFinal(client));
-  await bench.run();
-
-  const ms: Record<string, number> = {};
-  const rows = bench.tasks.map((task) => {
-    const result = task.result;
-    if (result.state !== 'completed') throw new Error(`${task.name}: ${result.state}`);
-    ms[task.name] = result.latency.mean;
-    return { task: task.name, 'ms/run': result.latency.mean.toFixed(1), 'MB/s': (mb / (result.latency.mean / 1000)).toFixed(1), samples: result.latency.samplesCount };
+  const rows: Record<string, string>[] = [];
+  for (const shape of shapes()) rows.push(await measure(shape));
+  print({
+    title: 'Responses: bytes to the final response (ms per stream, best median of 3 interleaved rounds)',
+    columns: Object.keys(rows[0] ?? {}),
+    rows,
+    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
-  console.table(rows);
-  const f = ms.floor as number;
-  const a = ms['ai4ts collectResponse'] as number;
-  const o = ms['openai-node responses.stream().finalResponse()'] as number;
-  console.log(`ratios: ai4ts/floor = ${(a / f).toFixed(2)}x (target <= 1.5x), openai/ai4ts = ${(o / a).toFixed(2)}x (target >= 3x)`);
 
   // Linearity: 10x the argument deltas should take about 10x the time.
   const small = oneCallIn(10_000);
   const large = oneCallIn(100_000);
-  const ratio = (await best(3, () => collectResponse(streamOf(large)))) / (await best(3, () => collectResponse(streamOf(small))));
+  const argsRatio = (await best(3, () => collectResponse(streamOf(large)))) / (await best(3, () => collectResponse(streamOf(small))));
   const fewItems = manyItemsIn(10_000);
   const manyItems = manyItemsIn(100_000);
   const itemsRatio = (await best(3, () => collectResponse(streamOf(manyItems)))) / (await best(3, () => collectResponse(streamOf(fewItems))));
-  console.log(
-    `linearity (100,000 vs 10,000; ~10x is linear): function-call argument deltas ${ratio.toFixed(1)}x, output items at sparse descending indexes ${itemsRatio.toFixed(1)}x`,
+  note(
+    `linearity (100,000 vs 10,000; ~10x is linear): function-call argument deltas ${argsRatio.toFixed(1)}x, output items at sparse descending indexes ${itemsRatio.toFixed(1)}x`,
   );
 }
 

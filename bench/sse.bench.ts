@@ -84,7 +84,7 @@ export default async function run(): Promise<void> {
       const want = contenders[0]?.run().chars;
       if (tally.chars !== want) throw new Error(`${shape.name}: ${c.name} saw ${tally.chars} characters of data, not ${want}`);
     }
-    const ms = await compare(
+    const { ms } = await compare(
       contenders.map((c) => ({ name: c.name, run: () => { sink += c.run().chars; } })),
       { rounds: 3, time: 300, async: false },
     );
