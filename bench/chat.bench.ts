@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import OpenAI from 'openai';
-import { best, compare, type Digest, FloorSplitter, floorRead, cell, note, print, prng, ratio, renderChat, type Shape, shapes, cut, streamOf, check } from './input.ts';
+import { best, compare, type Digest, FloorSplitter, floorRead, note, print, prng, renderChat, type Shape, shapes, cut, streamOf, check, pipelineRow } from './input.ts';
 
 const BASE = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":';
 const TAIL = ',"logprobs":null,"finish_reason":null}]}';
@@ -69,7 +69,8 @@ function digestOf(message: FinalMessage | undefined, withReasoning: boolean): Pa
 
 /** One row of the table: the three readers checked against the script, then timed, interleaved. */
 async function measure(shape: Shape): Promise<Record<string, string>> {
-  const { pieces, bytes, separator } = renderChat(shape);
+  const rendered = renderChat(shape);
+  const { pieces, separator } = rendered;
   const client = openaiClient(() => pieces);
   type Completion = { choices: { message: unknown }[] };
   const result = await compare(
@@ -89,19 +90,7 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
     ],
     { rounds: 3, time: 400, async: true },
   );
-  const [f, a, o] = ['floor', 'ai4ts', 'openai-node'].map((n) => result.ms.get(n) as number) as [number, number, number];
-  return {
-    shape: shape.name,
-    MB: (bytes.length / 1e6).toFixed(2),
-    chunks: String(pieces.length),
-    'floor ms': cell(result, 'floor'),
-    'ai4ts ms': cell(result, 'ai4ts'),
-    'openai-node ms': cell(result, 'openai-node'),
-    'ai4ts / floor (<= 1.25)': ratio(a, f),
-    'openai-node / floor': ratio(o, f),
-    'openai-node / ai4ts': ratio(o, a),
-    target: a / f <= 1.25 ? 'met' : '**MISSED**',
-  };
+  return pipelineRow(rendered, result, 'openai-node');
 }
 
 /** One content event whose bytes arrive in `n` chunks of 10 bytes. */

@@ -290,6 +290,32 @@ export function cell(result: { ms: Map<string, number>; slow: Set<string> }, nam
   return `${fmt(result.ms.get(name) as number)}${result.slow.has(name) ? '*' : ''}`;
 }
 
+/**
+ * One row of a pipeline's table: the floor, ai4ts and one peer timed on a shape, with the ratios and the targets
+ * (ai4ts within 1.25x of the floor; with `peerSpeedup`, ai4ts at least that many times faster than the peer).
+ */
+export function pipelineRow(
+  { shape, bytes, pieces }: Rendered,
+  result: { ms: Map<string, number>; slow: Set<string> },
+  peer: string,
+  peerSpeedup?: number,
+): Record<string, string> {
+  const [f, a, o] = ['floor', 'ai4ts', peer].map((name) => result.ms.get(name) as number) as [number, number, number];
+  const misses = [a / f > 1.25 ? 'floor' : '', peerSpeedup !== undefined && o / a < peerSpeedup ? peer : ''].filter(Boolean);
+  return {
+    shape: shape.name,
+    MB: (bytes.length / 1e6).toFixed(2),
+    chunks: String(pieces.length),
+    'floor ms': cell(result, 'floor'),
+    'ai4ts ms': cell(result, 'ai4ts'),
+    [`${peer} ms`]: cell(result, peer),
+    'ai4ts / floor (<= 1.25)': ratio(a, f),
+    [`${peer} / floor`]: ratio(o, f),
+    [`${peer} / ai4ts${peerSpeedup === undefined ? '' : ` (>= ${peerSpeedup})`}`]: ratio(o, a),
+    target: misses.length === 0 ? 'met' : `**MISSED** (${misses.join(', ')})`,
+  };
+}
+
 /** One pipeline's table: rows are shapes, columns ms/run per contender and the ratios, misses marked. */
 export interface Table {
   title: string;

@@ -11,7 +11,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { VERSION as ANTHROPIC_VERSION } from '@anthropic-ai/sdk/version';
 import { collectMessage } from '@ai4ts/messages';
-import { best, cell, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, ratio, renderMessages, type Shape, shapes, streamOf } from './input.ts';
+import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, renderMessages, type Shape, shapes, streamOf, pipelineRow } from './input.ts';
 
 interface FloorEvent {
   type: string;
@@ -67,7 +67,8 @@ function digestOf(content: readonly object[]): Digest {
 
 /** One row of the table: the three readers checked against the script, then timed, interleaved. */
 async function measure(shape: Shape): Promise<Record<string, string>> {
-  const { pieces, bytes, separator } = renderMessages(shape);
+  const rendered = renderMessages(shape);
+  const { pieces, separator } = rendered;
   const client = anthropicClient(() => pieces);
   type Final = { content: readonly object[] };
   const result = await compare(
@@ -78,20 +79,7 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
     ],
     { rounds: 3, time: 400, async: true },
   );
-  const [f, a, o] = ['floor', 'ai4ts', 'anthropic-sdk'].map((n) => result.ms.get(n) as number) as [number, number, number];
-  const misses = [a / f > 1.25 ? 'floor' : '', o / a < 3 ? 'sdk' : ''].filter(Boolean);
-  return {
-    shape: shape.name,
-    MB: (bytes.length / 1e6).toFixed(2),
-    chunks: String(pieces.length),
-    'floor ms': cell(result, 'floor'),
-    'ai4ts ms': cell(result, 'ai4ts'),
-    'anthropic-sdk ms': cell(result, 'anthropic-sdk'),
-    'ai4ts / floor (<= 1.25)': ratio(a, f),
-    'anthropic-sdk / floor': ratio(o, f),
-    'anthropic-sdk / ai4ts (>= 3)': ratio(o, a),
-    target: misses.length === 0 ? 'met' : `**MISSED** (${misses.join(', ')})`,
-  };
+  return pipelineRow(rendered, result, 'anthropic-sdk', 3);
 }
 
 const START = { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-bench', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } };

@@ -8,7 +8,7 @@
  */
 import { collectResponse } from '@ai4ts/responses';
 import OpenAI from 'openai';
-import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, cell, note, print, prng, ratio, renderResponses, type Shape, shapes, streamOf } from './input.ts';
+import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, renderResponses, type Shape, shapes, streamOf, pipelineRow } from './input.ts';
 
 type Json = Record<string, unknown>;
 
@@ -105,7 +105,8 @@ function digestOf(output: readonly object[]): Digest {
 
 /** One row of the table: the three readers checked against the script, then timed, interleaved. */
 async function measure(shape: Shape): Promise<Record<string, string>> {
-  const { pieces, bytes, separator } = renderResponses(shape);
+  const rendered = renderResponses(shape);
+  const { pieces, separator } = rendered;
   const client = openaiClient(() => pieces);
   type Final = { output: readonly object[] };
   const result = await compare(
@@ -116,19 +117,7 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
     ],
     { rounds: 3, time: 400, async: true },
   );
-  const [f, a, o] = ['floor', 'ai4ts', 'openai-node'].map((n) => result.ms.get(n) as number) as [number, number, number];
-  return {
-    shape: shape.name,
-    MB: (bytes.length / 1e6).toFixed(2),
-    chunks: String(pieces.length),
-    'floor ms': cell(result, 'floor'),
-    'ai4ts ms': cell(result, 'ai4ts'),
-    'openai-node ms': cell(result, 'openai-node'),
-    'ai4ts / floor (<= 1.25)': ratio(a, f),
-    'openai-node / floor': ratio(o, f),
-    'openai-node / ai4ts': ratio(o, a),
-    target: a / f <= 1.25 ? 'met' : '**MISSED**',
-  };
+  return pipelineRow(rendered, result, 'openai-node');
 }
 
 export default async function run(): Promise<void> {
