@@ -5,7 +5,9 @@
  * wait with what they received, and are sent, whole so far, when their turn comes. Text and reasoning are live, as
  * is the first of parallel tool calls; the next calls follow as soon as the one before is complete.
  */
+import { CompletionBuilder } from '../completion.js';
 import type { BridgeEvent } from '../events.js';
+import type { WriteOptions } from './neutral.js';
 
 /** What a block holds. */
 export type BlockKind = 'reasoning' | 'text' | 'tool';
@@ -174,4 +176,40 @@ export class BlockSequencer {
 
 function newBlock(kind: BlockKind, id: string, name: string): Block {
   return { kind, index: -1, text: '', id, name, signature: undefined, done: false };
+}
+
+/** What a block writer folds: the answer's state (usage, finish reason) and its blocks. */
+export interface BlockAnswer {
+  state: CompletionBuilder;
+  blocks: BlockSequencer;
+}
+
+/** A new answer for `options`. */
+export function blockAnswer(options: WriteOptions): BlockAnswer {
+  return {
+    state: new CompletionBuilder({ model: options.model, toolCalls: options.toolCalls }),
+    blocks: new BlockSequencer(),
+  };
+}
+
+/** Folds the events into `answer`, yielding the block operations of each event that has some; throws their failure. */
+export async function* blockSteps(
+  events: AsyncIterable<BridgeEvent>,
+  options: WriteOptions,
+  answer: BlockAnswer,
+): AsyncGenerator<BlockOp[]> {
+  for await (const event of events) {
+    if (event.type === 'error') throw event.error;
+    answer.state.add(event);
+    const ops = answer.blocks.push(event, options.toolCalls === 'client');
+    if (ops.length) yield ops;
+  }
+}
+
+/** Every event folded and the blocks finished: an aggregated answer's content and state. */
+export async function foldBlocks(events: AsyncIterable<BridgeEvent>, options: WriteOptions): Promise<BlockAnswer> {
+  const answer = blockAnswer(options);
+  for await (const _ of blockSteps(events, options, answer));
+  answer.blocks.finish();
+  return answer;
 }

@@ -4,10 +4,9 @@ import { isRecord } from '@ai4ts/core/internal';
 import { MessageStreamListener } from '@ai4ts/messages';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
-import { CompletionBuilder } from '../completion.js';
 import type { BridgeEvent } from '../events.js';
 import { openAIErrorObject } from '../writers.js';
-import { type Block, type BlockOp, BlockSequencer } from './blocks.js';
+import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from './blocks.js';
 import { badRequest, parseBody } from './errors.js';
 import {
   EFFORT_BUDGETS,
@@ -316,18 +315,12 @@ function shell(id: string, model: string) {
 
 /** Bridge events to Messages SSE: `message_start`, blocks one after another, `message_delta`, `message_stop`. */
 async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
-  const state = new CompletionBuilder({ model: options.model, toolCalls: options.toolCalls });
-  const blocks = new BlockSequencer();
-  const id = `msg_${crypto.randomUUID().replaceAll('-', '')}`;
-  const client = options.toolCalls === 'client';
+  const answer = blockAnswer(options);
+  const start = event('message_start', { message: { ...shell(newId(), options.model), usage: usageOf(undefined) } });
   let began = false;
   try {
-    for await (const item of events) {
-      if (item.type === 'error') throw item.error;
-      state.add(item);
-      const ops = blocks.push(item, client);
-      if (!ops.length) continue;
-      if (!began) yield event('message_start', { message: { ...shell(id, options.model), usage: usageOf(undefined) } });
+    for await (const ops of blockSteps(events, options, answer)) {
+      if (!began) yield start;
       began = true;
       for (const op of ops) yield* opEvents(op);
     }
@@ -336,31 +329,28 @@ async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: Write
     yield event('error', { error: { type: 'api_error', message: openAIErrorObject(error).message } });
     return;
   }
-  if (!began) yield event('message_start', { message: { ...shell(id, options.model), usage: usageOf(undefined) } });
-  for (const op of blocks.finish()) yield* opEvents(op);
+  if (!began) yield start;
+  for (const op of answer.blocks.finish()) yield* opEvents(op);
   yield event('message_delta', {
-    delta: { stop_reason: stopReason(state.finalReason), stop_sequence: null },
-    usage: usageOf(state.usage),
+    delta: { stop_reason: stopReason(answer.state.finalReason), stop_sequence: null },
+    usage: usageOf(answer.state.usage),
   });
   yield event('message_stop');
 }
 
 /** Bridge events to one Messages `message`. */
 async function toMessage(events: AsyncIterable<BridgeEvent>, options: WriteOptions) {
-  const state = new CompletionBuilder({ model: options.model, toolCalls: options.toolCalls });
-  const blocks = new BlockSequencer();
-  for await (const item of events) {
-    if (item.type === 'error') throw item.error;
-    state.add(item);
-    blocks.push(item, options.toolCalls === 'client');
-  }
-  blocks.finish();
+  const { state, blocks } = await foldBlocks(events, options);
   return {
-    ...shell(`msg_${crypto.randomUUID().replaceAll('-', '')}`, options.model),
+    ...shell(newId(), options.model),
     content: blocks.blocks.map(contentBlock),
     stop_reason: stopReason(state.finalReason),
     usage: usageOf(state.usage),
   };
+}
+
+function newId(): string {
+  return `msg_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 /** Anthropic Messages, in and out. */

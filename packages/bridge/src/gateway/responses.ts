@@ -4,10 +4,10 @@ import { isRecord } from '@ai4ts/core/internal';
 import { ResponseStreamListener } from '@ai4ts/responses';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
-import { CompletionBuilder } from '../completion.js';
+import type { CompletionBuilder } from '../completion.js';
 import type { BridgeEvent } from '../events.js';
 import { openAIErrorObject } from '../writers.js';
-import { type Block, type BlockOp, BlockSequencer } from './blocks.js';
+import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from './blocks.js';
 import { badRequest, parseBody } from './errors.js';
 import {
   assistantTurn,
@@ -306,28 +306,23 @@ function outcome(state: CompletionBuilder): { status: string; incomplete: { reas
 
 /** Bridge events to Responses SSE, each event with its `sequence_number`. */
 async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
-  const state = new CompletionBuilder({ model: options.model, toolCalls: options.toolCalls });
-  const blocks = new BlockSequencer();
+  const answer = blockAnswer(options);
   const ids = new ItemIds();
-  const id = `resp_${crypto.randomUUID().replaceAll('-', '')}`;
+  const id = newId();
   const created = Math.floor(Date.now() / 1000);
-  const client = options.toolCalls === 'client';
   let sequence = 0;
   const message = (payload: Record<string, unknown>): SseMessage => ({
     event: String(payload.type),
     data: JSON.stringify({ ...payload, sequence_number: sequence++ }),
   });
-  const start = (): SseMessage[] => [
-    message({ type: 'response.created', response: { ...shell(id, options.model, 'in_progress', created), output: [], usage: null } }),
-    message({ type: 'response.in_progress', response: { ...shell(id, options.model, 'in_progress', created), output: [], usage: null } }),
+  const opening = { ...shell(id, options.model, 'in_progress', created), output: [], usage: null };
+  const start = () => [
+    message({ type: 'response.created', response: opening }),
+    message({ type: 'response.in_progress', response: opening }),
   ];
   let began = false;
   try {
-    for await (const item of events) {
-      if (item.type === 'error') throw item.error;
-      state.add(item);
-      const ops = blocks.push(item, client);
-      if (!ops.length) continue;
+    for await (const ops of blockSteps(events, options, answer)) {
       if (!began) yield* start();
       began = true;
       for (const op of ops) for (const payload of opEvents(op, ids)) yield message(payload);
@@ -337,42 +332,37 @@ async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: Writ
     const { message: text, code } = openAIErrorObject(error);
     yield message({ type: 'error', code: code ?? 'server_error', message: text, param: null });
     const failed = { ...shell(id, options.model, 'failed', created), error: { code: code ?? 'server_error', message: text } };
-    yield message({ type: 'response.failed', response: { ...failed, output: [], usage: usageOf(state.usage) } });
+    yield message({ type: 'response.failed', response: { ...failed, output: [], usage: usageOf(answer.state.usage) } });
     return;
   }
   if (!began) yield* start();
-  for (const op of blocks.finish()) for (const payload of opEvents(op, ids)) yield message(payload);
-  const { status, incomplete } = outcome(state);
+  for (const op of answer.blocks.finish()) for (const payload of opEvents(op, ids)) yield message(payload);
+  const { status, incomplete } = outcome(answer.state);
   const response = {
     ...shell(id, options.model, status, created),
     incomplete_details: incomplete,
-    output: blocks.blocks.map((block) => outputItem(block, ids.of(block), true)),
-    usage: usageOf(state.usage),
+    output: answer.blocks.blocks.map((block) => outputItem(block, ids.of(block), true)),
+    usage: usageOf(answer.state.usage),
   };
   yield message({ type: status === 'completed' ? 'response.completed' : 'response.incomplete', response });
 }
 
 /** Bridge events to one `response` object. */
 async function toResponse(events: AsyncIterable<BridgeEvent>, options: WriteOptions) {
-  const state = new CompletionBuilder({ model: options.model, toolCalls: options.toolCalls });
-  const blocks = new BlockSequencer();
+  const { state, blocks } = await foldBlocks(events, options);
   const ids = new ItemIds();
-  for await (const item of events) {
-    if (item.type === 'error') throw item.error;
-    state.add(item);
-    blocks.push(item, options.toolCalls === 'client');
-  }
-  blocks.finish();
   const { status, incomplete } = outcome(state);
-  const output = blocks.blocks.map((block) => outputItem(block, ids.of(block), true));
-  const text = blocks.blocks.filter((block) => block.kind === 'text').map((block) => block.text).join('');
   return {
-    ...shell(`resp_${crypto.randomUUID().replaceAll('-', '')}`, options.model, status, Math.floor(Date.now() / 1000)),
+    ...shell(newId(), options.model, status, Math.floor(Date.now() / 1000)),
     incomplete_details: incomplete,
-    output,
-    output_text: text,
+    output: blocks.blocks.map((block) => outputItem(block, ids.of(block), true)),
+    output_text: blocks.blocks.filter((block) => block.kind === 'text').map((block) => block.text).join(''),
     usage: usageOf(state.usage),
   };
+}
+
+function newId(): string {
+  return `resp_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 /** OpenAI Responses, in and out. */
