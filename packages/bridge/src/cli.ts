@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { jsonLines } from './gateway/log.js';
+import { MemoryStreamStore } from './gateway/store.js';
 import { readRoutes } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
 
@@ -16,7 +17,7 @@ function isProviderName(name: string): name is ProviderName {
 
 const USAGE = `Usage: ai4ts-proxy (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
                     | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
-                   [--resumable] [--access-log]
+                   [--resumable] [--stream-ttl MS] [--stream-max-events N] [--access-log]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
@@ -38,6 +39,8 @@ Options:
   --upstream-model M     the model name sent to a provider (default: the client's)
   --routes FILE          a JSON routing file: model pattern -> upstream (docs/gateway.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
+  --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
+  --stream-max-events N  events kept per resumable stream (default 10000)
   --access-log           one JSON line per request on stderr (never a key)
   --port N               the port to listen on; 0 picks a free one (default 8080)
   --host H               the address to bind (default 127.0.0.1: this machine only)
@@ -85,6 +88,8 @@ function parse() {
         routes: { type: 'string' },
         resumable: { type: 'boolean' },
         'access-log': { type: 'boolean' },
+        'stream-ttl': { type: 'string' },
+        'stream-max-events': { type: 'string' },
         port: { type: 'string', default: '8080' },
         host: { type: 'string', default: '127.0.0.1' },
         'auth-token': { type: 'string' },
@@ -177,6 +182,8 @@ function count(flag: keyof typeof values, min: number): number | undefined {
 const auth = token('auth-token', 'proxy-token-file', 'AI4TS_PROXY_TOKEN');
 const upstreamToken = token('upstream-token', 'upstream-token-file', 'AI4TS_UPSTREAM_TOKEN');
 const maxConcurrentStreams = count('max-concurrent-streams', 1);
+const streamTtl = count('stream-ttl', 1);
+const maxEvents = count('stream-max-events', 1);
 const upstreamTimeouts = {
   headersMs: count('upstream-headers-timeout', 0),
   firstEventMs: count('first-event-timeout', 0),
@@ -215,6 +222,10 @@ const proxy = await listenOpenAIProxy({
   ...(values['upstream-model'] === undefined ? {} : { upstreamModel: values['upstream-model'] }),
   ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
   resumable: values.resumable === true,
+  store: new MemoryStreamStore({
+    ...(streamTtl === undefined ? {} : { ttlMs: streamTtl }),
+    ...(maxEvents === undefined ? {} : { maxEvents }),
+  }),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   port,
   host: values.host,

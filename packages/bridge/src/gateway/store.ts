@@ -93,16 +93,17 @@ export class MemoryStreamStore implements StreamStore {
   }
 
   async *read(id: string, after: number, signal: AbortSignal): AsyncGenerator<SseMessage> {
+    const stream = this.#streams.get(id);
+    if (!stream) throw streamGone(id);
     let next = after + 1;
     for (;;) {
-      const stream = this.#streams.get(id);
-      if (!stream) throw streamGone(id);
       if (next < stream.first) throw streamGone(id, `no longer holds message ${next}`);
       while (next < stream.first + stream.messages.length) {
         const message = stream.messages[next - stream.first];
         next++;
         if (message) yield message;
       }
+      // Ended, or expired: a reader past the last message is done.
       if (stream.ended || signal.aborted) return;
       await new Promise<void>((resolve) => {
         const done = () => {
