@@ -197,8 +197,8 @@ export class PartialJsonParser {
     const mode = this.#mode;
     if (mode === Mode.After) {
       const top = this.#stack.at(-1);
-      if (top === undefined) return this.#fail(`Unexpected "${char}" after the JSON value`);
-      if (char === ',') this.#mode = top.isArray ? Mode.Value : Mode.Key;
+      if (top === undefined) this.#fail(`Unexpected "${char}" after the JSON value`);
+      else if (char === ',') this.#mode = top.isArray ? Mode.Value : Mode.Key;
       else if (char === (top.isArray ? ']' : '}')) this.#close();
       else this.#fail(`Unexpected "${char}"`);
       return;
@@ -215,26 +215,22 @@ export class PartialJsonParser {
       return;
     }
     // Mode.Value or Mode.ArrayFirst
-    if (char === ']' && mode === Mode.ArrayFirst) return this.#close();
-    if (char === '"') return this.#startString(false);
-    if (char === '{' || char === '[') {
+    if (char === ']' && mode === Mode.ArrayFirst) this.#close();
+    else if (char === '"') this.#startString(false);
+    else if (char === '{' || char === '[') {
       const container = new Container(char === '[', this.#stack.at(-1));
       this.#place(container);
       this.#stack.push(container);
       this.#mode = char === '[' ? Mode.ArrayFirst : Mode.ObjectFirst;
-      return;
-    }
-    if (char === '-' || (char >= '0' && char <= '9')) {
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
       this.#mode = Mode.Number;
       this.#token = char;
-      return;
-    }
-    if (char === 't' || char === 'f' || char === 'n') {
+    } else if (char === 't' || char === 'f' || char === 'n') {
       this.#mode = Mode.Literal;
       this.#token = char;
-      return;
+    } else {
+      this.#fail(`Unexpected "${char}"`);
     }
-    this.#fail(`Unexpected "${char}"`);
   }
 
   /** Reads string characters from `i` up to the closing quote, an escape or the delta's end; returns the next index. */
@@ -328,7 +324,10 @@ export class PartialJsonParser {
   }
 
   #endNumber(): void {
-    if (!NUMBER.test(this.#token)) return this.#fail(`Bad number "${this.#token}"`);
+    if (!NUMBER.test(this.#token)) {
+      this.#fail(`Bad number "${this.#token}"`);
+      return;
+    }
     this.#mode = Mode.After;
     this.#place(Number(this.#token));
     this.#token = '';
