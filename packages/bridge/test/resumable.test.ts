@@ -47,7 +47,7 @@ describe('resumable streams, in memory', () => {
     expect(response.headers.get('x-ai4ts-resumable')).toBeNull();
     const streamId = response.headers.get('x-ai4ts-stream-id') ?? '';
     const events = [];
-    for await (const event of parseSse(response.body ?? '')) events.push(event);
+    for await (const event of parseSse(response)) events.push(event);
     expectNumbered(streamId, events.map((event) => event.id ?? ''));
     expect(chatText(events.map((event) => event.data))).toBe(ANSWER);
   });
@@ -88,7 +88,7 @@ describe('resumable streams, in memory', () => {
     expect(response.headers.get('x-ai4ts-resumable')).toBe('1');
     const streamId = response.headers.get('x-ai4ts-stream-id') ?? '';
     const first = [];
-    for await (const event of parseSse(response.body ?? '')) {
+    for await (const event of parseSse(response)) {
       first.push(event);
       if (first.length === 3) break;
     }
@@ -97,7 +97,7 @@ describe('resumable streams, in memory', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     const again = await fetch(`${gateway.url}/v1/streams/${streamId}`, { headers: { authorization: 'Bearer sk-gateway' } });
     const events = [];
-    for await (const event of parseSse(again.body ?? '')) events.push(event);
+    for await (const event of parseSse(again)) events.push(event);
     expectNumbered(streamId, events.map((event) => event.id ?? ''));
     expect(events.slice(0, 3).map((event) => event.data)).toEqual(first.map((event) => event.data));
     expect(chatText(events.map((event) => event.data))).toBe(ANSWER);

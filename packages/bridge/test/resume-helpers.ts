@@ -74,7 +74,7 @@ export async function readFlaky(options: FlakyReadOptions): Promise<ReadStream> 
     const cutAfter = connection < options.cuts ? 1 + Math.floor(random() * 12) : Number.POSITIVE_INFINITY;
     let seen = 0;
     let cut = false;
-    for await (const event of parseSse(response.body ?? '')) {
+    for await (const event of parseSse(response)) {
       read.ids.push(event.id ?? '');
       read.data.push(event.data);
       lastId = event.id;
