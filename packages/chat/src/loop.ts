@@ -51,8 +51,8 @@ export function chatToolLoopAdapter(
   options: ChatRequestOptions = {},
 ): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
-    send(request, { signal, emit }) {
-      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
+    send(request, { signal, emit, telemetry }) {
+      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal, telemetry }), emit);
     },
     readTurn(completion): ModelTurn {
       const choice = completion.choices[0];
@@ -78,6 +78,7 @@ export function chatToolLoopAdapter(
     toolMessages: (results: readonly ToolResult[]) =>
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    telemetry: (requested) => transport.telemetry(options, requested),
   };
 }
 

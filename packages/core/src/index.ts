@@ -17,6 +17,7 @@ export {
   type ProviderErrorInfo,
   RateLimitError,
   readProviderError,
+  requestIdOf,
   ServerError,
   StreamIncompleteError,
   TimeoutError,
@@ -64,5 +65,6 @@ export {
   type StreamEventSource,
   type StreamRun,
 } from './stream.js';
+export * from './observe/index.js';
 export * from './tools/index.js';
 export * from './transport/index.js';

@@ -59,8 +59,8 @@ export function messagesToolLoopAdapter(
   options: MessageRequestOptions = {},
 ): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
   return {
-    send(request, { signal, emit }) {
-      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
+    send(request, { signal, emit, telemetry }) {
+      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal, telemetry }), emit);
     },
     readTurn(message): ModelTurn {
       return {
@@ -78,6 +78,7 @@ export function messagesToolLoopAdapter(
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
     parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    telemetry: (requested) => transport.telemetry(options, requested),
   };
 }
 
