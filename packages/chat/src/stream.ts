@@ -51,7 +51,7 @@ export function streamChatCompletion(
   request: ChatCompletionRequest,
   options: ChatRequestOptions = {},
 ): ChatStream {
-  return streamWireBody(transport, toWireRequest(request), callOptionsOf(request, options));
+  return streamWireBody(transport, toWireRequest(request, transport.provider.quirks), callOptionsOf(request, options));
 }
 
 /** {@link streamChatCompletion} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */

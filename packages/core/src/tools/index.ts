@@ -49,4 +49,4 @@ export {
   type SdkFields,
   type WithoutTools,
 } from './request.js';
-export { streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';
+export { type OutputLoopStream, streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';
