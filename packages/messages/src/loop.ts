@@ -78,6 +78,7 @@ export function messagesToolLoopAdapter(
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
     parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
   };
 }
 

@@ -12,10 +12,11 @@ import {
   type FinishEvent,
   type FinishReason,
   type NormalizedEvent,
+  type ToolProgressEvent,
   type ToolResultEvent,
   type Usage,
 } from '../events.js';
-import type { Tool } from './define.js';
+import type { Tool, ToolProgress } from './define.js';
 import { abortError } from '../internal/fail.js';
 import { NEVER } from '../internal/signal.js';
 import {
@@ -80,6 +81,16 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
   toolMessages(results: readonly ToolResult[]): Message[];
   /** Whether the request allows tools to run in parallel (false for `parallel_tool_calls: false`); true if absent. */
   parallelToolCalls?(request: Request): boolean;
+  /** A copy of `request` whose `tools` also hold `tools` (the tools of the loop's `mcp` sources for one step). */
+  withTools?(request: Request, tools: readonly Tool[]): Request;
+}
+
+/**
+ * Supplies tools to the loop, asked again before every step so a changed list is seen (an MCP client of
+ * `@ai4ts/mcp` is one: its tools are the server's, refreshed when the server says the list changed).
+ */
+export interface ToolSource {
+  tools(): Promise<readonly Tool[]>;
 }
 
 /** One step of the loop: a model request, its completion, and the tool calls it produced. */
@@ -134,6 +145,8 @@ export interface PrepareStepContext<Request = unknown, Completion = unknown> {
 export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   /** The tools the loop may run. A call naming none of them gets an "unknown tool" error result. */
   tools?: readonly Tool[];
+  /** MCP clients (or any {@link ToolSource}) whose tools join `tools` for the call; listed again before each step. */
+  mcp?: readonly ToolSource[];
   /** Most model requests to make (default 10). The calls of the last allowed request are returned unexecuted. */
   maxSteps?: number;
   /** Return after the first step that calls tools, without running them, for the host to run. */
@@ -213,9 +226,11 @@ export async function runSteps<Request, Completion, Message>(
   emit: ((event: ToolLoopEvent<Request, Completion>) => void) | undefined,
   signal: AbortSignal | undefined,
 ): Promise<ToolLoopResult<Request, Completion, Message>> {
-  const { tools = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
+  const { tools: ownTools = [], mcp: sources = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError('maxSteps must be an integer >= 1');
-  const byName = toolsByName(tools);
+  if (sources.length > 0 && !adapter.withTools) throw new TypeError('This tool loop adapter cannot add `mcp` tools');
+  let tools = ownTools;
+  let byName = toolsByName(tools);
   const steps: ToolLoopStep<Request, Completion>[] = [];
   let usage: Usage | undefined;
   let messages: Message[] = [...adapter.getMessages(request)];
@@ -226,10 +241,17 @@ export async function runSteps<Request, Completion, Message>(
     for (let step = 1; ; step++) {
       if (signal?.aborted) throw abortError(signal);
       current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
-      emit?.({ type: 'step.start', step, request: current });
+      let sending = current;
+      if (sources.length > 0) {
+        const sourced = (await untilAborted(Promise.all(sources.map((source) => source.tools())), signal)).flat();
+        tools = [...ownTools, ...sourced];
+        byName = toolsByName(tools);
+        sending = adapter.withTools?.(current, sourced) ?? current;
+      }
+      emit?.({ type: 'step.start', step, request: sending });
       const forward = emit && ((event: NormalizedEvent) => event.type !== 'finish' && emit({ ...event, step }));
       const completion = await untilAborted(
-        adapter.send(current, { step, signal: signal ?? NEVER, emit: forward }),
+        adapter.send(sending, { step, signal: signal ?? NEVER, emit: forward }),
         signal,
       );
       const turn = adapter.readTurn(completion);
@@ -239,7 +261,7 @@ export async function runSteps<Request, Completion, Message>(
       failed = { completion, text: turn.text };
       const record: ToolLoopStep<Request, Completion> = {
         step,
-        request: current,
+        request: sending,
         completion,
         text: turn.text,
         finishReason: turn.finishReason,
@@ -262,6 +284,7 @@ export async function runSteps<Request, Completion, Message>(
           concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
           onToolCall: options.onToolCall && ((call) => options.onToolCall?.(call)),
           onResult: emit && ((result) => emit(toolResultEvent(result, step))),
+          onProgress: emit && ((call, progress) => emit(toolProgressEvent(call, progress, step))),
         });
         messages.push(...adapter.toolMessages(record.toolResults));
       }
@@ -308,6 +331,10 @@ function toolResultEvent(result: ToolResult, step: number): WithStep<ToolResultE
     ...(result.durationMs === undefined ? {} : { durationMs: result.durationMs }),
     step,
   };
+}
+
+function toolProgressEvent(call: ToolCall, progress: ToolProgress, step: number): WithStep<ToolProgressEvent> {
+  return { type: 'tool.progress', id: call.id, name: call.name, ...progress, step };
 }
 
 /** The text of a failed step's partial completion, when the adapter can read it. */

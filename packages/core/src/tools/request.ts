@@ -14,6 +14,7 @@ export const LOOP_FIELDS = [
   'onStepFinish',
   'onToolCall',
   'prepareStep',
+  'mcp',
 ] as const;
 
 /** The name of one loop field. */
@@ -60,6 +61,7 @@ export function loopOptionsOf<Request extends LoopFields<Request, Completion> & 
   if (request.onStepFinish !== undefined) options.onStepFinish = request.onStepFinish;
   if (request.onToolCall !== undefined) options.onToolCall = request.onToolCall;
   if (request.prepareStep !== undefined) options.prepareStep = request.prepareStep;
+  if (request.mcp !== undefined) options.mcp = request.mcp;
   if (signal !== undefined) options.signal = signal;
   return options;
 }
