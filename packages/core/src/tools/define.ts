@@ -107,11 +107,35 @@ export interface Tool<Schema extends ToolParameters = ToolParameters, Result = u
 export function defineTool<Schema extends z.ZodType, Result = unknown>(
   definition: ToolDefinition<Schema, Result>,
 ): Tool<Schema, Result, z.output<Schema>> {
-  const { name, description, parameters, execute, strict = false, timeout } = definition;
-  assertToolBasics(name, timeout);
+  const { name, parameters } = definition;
   assertZod4(name, parameters);
   const { $schema: _, ...schema } = z.toJSONSchema(parameters, { io: 'input', target: 'draft-2020-12' });
   if (schema.type !== 'object') throw new TypeError(`Tool "${name}": parameters must be a zod object schema`);
+  return buildTool(definition, schema, (args) => parameters.safeParseAsync(args));
+}
+
+/**
+ * The tool object of {@link defineTool} and `defineJsonSchemaTool`, from the definition, the argument object's JSON
+ * Schema and the schema's own check. Enforces the rules every tool follows (the strictest wire's name rule, OpenAI's;
+ * a positive timeout); in strict mode the wire schema is rewritten and the nulls of optional properties are dropped
+ * before `check`.
+ */
+export function buildTool<Parameters extends ToolParameters, Result, Args>(
+  definition: {
+    name: string;
+    description?: string | undefined;
+    parameters: Parameters;
+    execute?: ToolExecute<Args, Result> | undefined;
+    strict?: boolean | undefined;
+    timeout?: number | undefined;
+  },
+  schema: JsonSchema,
+  check: (args: unknown) => Promise<ToolValidation<Args>>,
+): Tool<Parameters, Result, Args> {
+  const { name, description, parameters, execute, strict = false, timeout } = definition;
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+    throw new TypeError(`Tool name "${name}" must be 1-64 letters, digits, "_" or "-"`);
+  if (timeout !== undefined && !(timeout > 0)) throw new RangeError(`Tool "${name}": timeout must be > 0 ms`);
   return {
     name,
     description,
@@ -120,17 +144,8 @@ export function defineTool<Schema extends z.ZodType, Result = unknown>(
     execute,
     strict,
     timeout,
-    validate: strict
-      ? (args) => parameters.safeParseAsync(dropOptionalNulls(schema, args, schema))
-      : (args) => parameters.safeParseAsync(args),
+    validate: strict ? (args) => check(dropOptionalNulls(schema, args, schema)) : check,
   };
-}
-
-/** The rules every tool's name and timeout follow, whatever its schema: the strictest wire's (OpenAI's) name rule. */
-export function assertToolBasics(name: string, timeout: number | undefined): void {
-  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
-    throw new TypeError(`Tool name "${name}" must be 1-64 letters, digits, "_" or "-"`);
-  if (timeout !== undefined && !(timeout > 0)) throw new RangeError(`Tool "${name}": timeout must be > 0 ms`);
 }
 
 /**
@@ -217,7 +232,7 @@ export function toAnthropicTool(tool: Tool): AnthropicTool {
 }
 
 /** Rewrites a schema for strict mode (OpenAI structured outputs): all required, optional -> nullable, closed objects. */
-export function toStrictSchema(schema: JsonSchema, root: JsonSchema): JsonSchema {
+function toStrictSchema(schema: JsonSchema, root: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'properties' && isRecord(value)) {
@@ -285,7 +300,7 @@ function acceptsNull(schema: JsonSchema, root: JsonSchema): boolean {
  * Strict mode makes the model send `null` for an optional property it leaves out. Drops those nulls (only where
  * the original schema made the property optional and does not itself accept null) so zod sees "absent".
  */
-export function dropOptionalNulls(schema: JsonSchema, value: unknown, root: JsonSchema): unknown {
+function dropOptionalNulls(schema: JsonSchema, value: unknown, root: JsonSchema): unknown {
   const target = resolveRef(schema, root);
   if (Array.isArray(value)) {
     const items = target.items;

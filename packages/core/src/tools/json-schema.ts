@@ -11,14 +11,12 @@
 import { type OutputUnit, type SchemaDraft, Validator } from '@cfworker/json-schema';
 import { isRecord } from '../errors.js';
 import {
-  assertToolBasics,
-  dropOptionalNulls,
+  buildTool,
   type JsonSchema,
   type Tool,
   type ToolArgumentIssue,
   type ToolExecute,
   type ToolValidation,
-  toStrictSchema,
 } from './define.js';
 
 /** What {@link defineJsonSchemaTool} takes. */
@@ -51,31 +49,18 @@ export interface JsonSchemaToolDefinition<Result> {
 export function defineJsonSchemaTool<Result = unknown>(
   definition: JsonSchemaToolDefinition<Result>,
 ): Tool<JsonSchema, Result> {
-  const { name, description, parameters, execute, strict = false, timeout } = definition;
-  assertToolBasics(name, timeout);
+  const { name, parameters } = definition;
   if (!isRecord(parameters) || (parameters.type !== 'object' && parameters.type !== undefined))
     throw new TypeError(`Tool "${name}": parameters must be a JSON Schema of type "object"`);
   // An object schema: models and APIs want `type` even where the server left it implicit.
   const { $schema, ...rest } = parameters;
   const schema: JsonSchema = { type: 'object', ...rest };
   const validator = new Validator(parameters, draftOf($schema), false);
-  const check = (args: unknown): ToolValidation<Record<string, unknown>> => {
+  return buildTool(definition, schema, async (args): Promise<ToolValidation<Record<string, unknown>>> => {
     const { valid, errors } = validator.validate(args);
     if (valid && isRecord(args)) return { success: true, data: args };
     return { success: false, error: { issues: valid ? [{ path: [], message: 'must be an object' }] : issuesOf(errors) } };
-  };
-  return {
-    name,
-    description,
-    parameters,
-    jsonSchema: strict ? toStrictSchema(schema, schema) : schema,
-    execute,
-    strict,
-    timeout,
-    validate: strict
-      ? async (args) => check(dropOptionalNulls(schema, args, schema))
-      : async (args) => check(args),
-  };
+  });
 }
 
 /** The draft a `$schema` URI names; 2020-12 (MCP's default dialect) when absent or unknown. */
