@@ -24,3 +24,4 @@ export { getOwn, setOwn } from './own.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
+export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
