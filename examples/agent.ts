@@ -13,7 +13,7 @@
  */
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
 import { type Ai4tsOptions, createClient, PROVIDERS, type ProviderName, resolveProvider } from 'ai4ts';
-import { convertTemperature, getWeather } from './weather-tools.ts';
+import { convertTemperature, getWeather } from './tools.ts';
 
 const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', deepseek: 'deepseek-chat' };
 

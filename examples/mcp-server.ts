@@ -7,6 +7,6 @@
  * stdout carries the protocol, so this file never prints to it.
  */
 import { serveMcp } from '@ai4ts/mcp';
-import { convertTemperature, getWeather } from './weather-tools.ts';
+import { convertTemperature, getWeather } from './tools.ts';
 
 await serveMcp([getWeather, convertTemperature], { name: 'ai4ts-example', version: '0.1.0' }).connectStdio();

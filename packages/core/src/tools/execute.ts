@@ -61,6 +61,11 @@ export interface ExecuteToolCallsOptions<Message = unknown> {
   onResult?: ((result: ToolResult) => void) | undefined;
   /** Told of each progress report of a running tool (`ctx.progress`). */
   onProgress?: ((call: ValidToolCall, progress: ToolProgress) => void) | undefined;
+  /**
+   * Told when a call starts running, or is refused before (invalid, unknown, denied); the function it returns is
+   * told the call's result (an AbortError when the loop was aborted while it ran). The tool loop's telemetry opens and ends each tool's span with it.
+   */
+  onToolStart?: ((call: ToolCall) => (outcome: ToolResult | Error) => void) | undefined;
 }
 
 /**
@@ -72,8 +77,8 @@ export async function executeToolCalls<Message = unknown>(
   tools: readonly Tool[],
   options: ExecuteToolCallsOptions<Message> = {},
 ): Promise<ToolResult[]> {
-  const { signal, step = 1, messages = [], concurrency = Number.POSITIVE_INFINITY, onToolCall, onResult, onProgress } =
-    options;
+  const { signal, step = 1, messages = [], concurrency = Number.POSITIVE_INFINITY, onToolCall, onResult } = options;
+  const { onToolStart, onProgress } = options;
   if (!(concurrency >= 1)) throw new RangeError('concurrency must be >= 1');
   const byName = toolsByName(tools);
   const results: ToolResult[] = new Array(calls.length);
@@ -91,7 +96,10 @@ export async function executeToolCalls<Message = unknown>(
       else results[index] = errorResult(call, new ToolError(refusal, { toolName: call.name, toolCallId: call.id }));
     }
     const done = results[index];
-    if (done) onResult?.(done);
+    if (done) {
+      onToolStart?.(call)(done);
+      onResult?.(done);
+    }
   }
 
   let next = 0;
@@ -100,7 +108,15 @@ export async function executeToolCalls<Message = unknown>(
       const { index, call } = runnable[next++] as (typeof runnable)[number];
       const progress = (update: ToolProgress) => onProgress?.(call, update);
       const context = { signal: signal ?? NEVER, toolCallId: call.id, step, messages, progress };
-      const result = await runTool(call.tool, call.args, context);
+      const ended = onToolStart?.(call);
+      let result: ToolResult;
+      try {
+        result = await runTool(call.tool, call.args, context);
+      } catch (aborted) {
+        ended?.(aborted instanceof Error ? aborted : new Error(String(aborted)));
+        throw aborted;
+      }
+      ended?.(result);
       results[index] = result;
       onResult?.(result);
     }

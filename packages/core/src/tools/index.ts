@@ -54,6 +54,7 @@ export {
   type LoopFieldName,
   type LoopFields,
   type LoopRequestShape,
+  type SdkFields,
   type WithoutTools,
 } from './request.js';
 export { type OutputLoopStream, streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';

@@ -1,10 +1,8 @@
-/**
- * The demo tools of the examples: `get_weather` and `convert_temperature`, answering the scripted model's question
- * (`agentQuestion` of @ai4ts/testing). The readings are made up: the point is the loop, not the weather service.
- */
-import { defineTool } from '@ai4ts/core';
+/** The two tools of the `npm start` agent (examples/agent.ts), shared with examples/telemetry.ts. */
+import { defineTool } from 'ai4ts';
 import * as z from 'zod';
 
+// Demo readings: the point is the loop, not the weather service.
 const CELSIUS: Record<string, number> = { paris: 18, zürich: 21, zurich: 21 };
 
 export const getWeather = defineTool({
@@ -22,8 +20,7 @@ export const convertTemperature = defineTool({
     from: z.enum(['celsius', 'fahrenheit']),
     to: z.enum(['celsius', 'fahrenheit']),
   }),
-  execute: async ({ value, from, to }, { progress }) => {
-    progress({ progress: 1, total: 1, message: `${from} -> ${to}` });
+  execute: async ({ value, from, to }) => {
     if (from === to) return value;
     const converted = from === 'celsius' ? (value * 9) / 5 + 32 : ((value - 32) * 5) / 9;
     return Math.round(converted * 10) / 10;
