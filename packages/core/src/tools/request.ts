@@ -16,6 +16,7 @@ export const LOOP_FIELDS = [
   'prepareStep',
   'output',
   'repair',
+  'partialToolArguments',
 ] as const;
 
 /** The name of one loop field. */
@@ -64,6 +65,7 @@ export function loopOptionsOf<Request extends LoopFields<Request, Completion> & 
   if (request.prepareStep !== undefined) options.prepareStep = request.prepareStep;
   if (request.output !== undefined) options.output = request.output;
   if (request.repair !== undefined) options.repair = request.repair;
+  if (request.partialToolArguments !== undefined) options.partialToolArguments = request.partialToolArguments;
   if (signal !== undefined) options.signal = signal;
   return options;
 }
