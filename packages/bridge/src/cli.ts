@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { jsonLines } from './gateway/log.js';
+import { RedisStreamStore } from './gateway/redis-store.js';
 import { MemoryStreamStore } from './gateway/store.js';
 import { readRoutes } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
@@ -17,7 +18,8 @@ function isProviderName(name: string): name is ProviderName {
 
 const USAGE = `Usage: ai4ts-proxy (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
                     | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
-                   [--resumable] [--stream-ttl MS] [--stream-max-events N] [--access-log]
+                   [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
+                   [--access-log] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
@@ -42,6 +44,8 @@ Options:
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)
   --access-log           one JSON line per request on stderr (never a key)
+  --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
+  --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
   --host H               the address to bind (default 127.0.0.1: this machine only)
   --proxy-token-file F   a file holding the bearer token clients must send (default: none checked)
@@ -90,6 +94,8 @@ function parse() {
         'access-log': { type: 'boolean' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
+        redis: { type: 'string' },
+        'shutdown-timeout': { type: 'string' },
         port: { type: 'string', default: '8080' },
         host: { type: 'string', default: '127.0.0.1' },
         'auth-token': { type: 'string' },
@@ -184,6 +190,12 @@ const upstreamToken = token('upstream-token', 'upstream-token-file', 'AI4TS_UPST
 const maxConcurrentStreams = count('max-concurrent-streams', 1);
 const streamTtl = count('stream-ttl', 1);
 const maxEvents = count('stream-max-events', 1);
+const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
+if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
+const storeOptions = {
+  ...(streamTtl === undefined ? {} : { ttlMs: streamTtl }),
+  ...(maxEvents === undefined ? {} : { maxEvents }),
+};
 const upstreamTimeouts = {
   headersMs: count('upstream-headers-timeout', 0),
   firstEventMs: count('first-event-timeout', 0),
@@ -222,10 +234,10 @@ const proxy = await listenOpenAIProxy({
   ...(values['upstream-model'] === undefined ? {} : { upstreamModel: values['upstream-model'] }),
   ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
   resumable: values.resumable === true,
-  store: new MemoryStreamStore({
-    ...(streamTtl === undefined ? {} : { ttlMs: streamTtl }),
-    ...(maxEvents === undefined ? {} : { maxEvents }),
-  }),
+  store:
+    values.redis === undefined
+      ? new MemoryStreamStore(storeOptions)
+      : new RedisStreamStore({ redis: values.redis, ...storeOptions }),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   port,
   host: values.host,
@@ -237,5 +249,6 @@ const proxy = await listenOpenAIProxy({
 }).catch((error: Error) => fail(error.message));
 
 process.stdout.write(`listening on ${proxy.url}\n`);
+// SIGTERM (and SIGINT) shut down gracefully: see ListeningProxy.shutdown.
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void proxy.close().then(() => process.exit(0)));
+  process.once(signal, () => void proxy.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));
