@@ -37,8 +37,11 @@ export interface TransportOptions {
   apiKey?: string;
   headers?: Record<string, string>;
   query?: Record<string, string>;
-  /** Custom fetch for tests, proxies and edge runtimes. */
-  fetch?: typeof fetch;
+  /**
+   * Custom fetch for tests, proxies and edge runtimes. It is called the standard way, `fetch(url, init)`, with
+   * `init.method`, `init.headers` (a `Headers`, auth included), `init.body` (the JSON text as sent) and `init.signal`.
+   */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /**
    * Retries after a connection error, 408, 409, 429 or 5xx before the headers, and of a stream that failed before
    * its first event (default 2).
@@ -175,6 +178,7 @@ export class Transport {
     const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
     const where = `${method} ${url.origin}${url.pathname}`;
 
+    const fetch = defaults.fetch && withCallShape(defaults.fetch);
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortError(signal);
       // Built outside the try: a body JSON cannot encode (a BigInt, a cycle) throws here, not as a connection error.
@@ -186,7 +190,7 @@ export class Transport {
         timeout,
         retry: 0,
         throwHttpErrors: false,
-        ...(defaults.fetch && { fetch: defaults.fetch }),
+        ...(fetch && { fetch }),
       });
       let response: Response;
       try {
@@ -320,6 +324,25 @@ function missingKey(provider: string, env: string[]): AuthenticationError {
 function withAccept(init: RequestInit_, accept: string): RequestInit_ {
   const options = init.options ?? {};
   return { ...init, options: { ...options, headers: { accept, ...options.headers } } };
+}
+
+/**
+ * ky calls fetch with one `Request` and no `init`; a user's fetch (a logger, a proxy agent) expects the
+ * `(url, init)` pair it would get from a caller, with the method, headers and body as sent.
+ */
+function withCallShape(
+  fetch: NonNullable<TransportOptions['fetch']>,
+): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const body = request.body === null ? undefined : await request.text();
+    return fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      signal: request.signal,
+      ...(body !== undefined && { body }),
+    });
+  };
 }
 
 /** The JSON body with `extraBody` merged in last, or undefined for a request without one. */
