@@ -1,21 +1,21 @@
 /** The OpenAI request the proxy accepts, checked with zod at the boundary, and what the daemon is sent from it. */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
-const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+const ContentPart = z.looseObject({ type: z.string(), text: z.optional(z.string()) });
 
 const Message = z.looseObject({
   role: z.string(),
-  content: z.union([z.string(), z.array(ContentPart)]).nullish(),
+  content: z.nullish(z.union([z.string(), z.array(ContentPart)])),
 });
 
 /** A Chat Completions request as the proxy reads it; other OpenAI fields are accepted and ignored. */
 export const ProxyRequestSchema = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(Message).min(1, 'messages must not be empty'),
-  stream: z.boolean().nullish(),
-  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
-  user: z.string().nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  model: z.string().check(z.minLength(1)),
+  messages: z.array(Message).check(z.minLength(1, 'messages must not be empty')),
+  stream: z.nullish(z.boolean()),
+  stream_options: z.nullish(z.looseObject({ include_usage: z.nullish(z.boolean()) })),
+  user: z.nullish(z.string()),
+  metadata: z.nullish(z.record(z.string(), z.unknown())),
 });
 
 /** A validated proxy request. */

@@ -1,7 +1,6 @@
 /** The Chat Completions endpoint, the per-request options, and the wire body every call sends. */
-import { Ai4tsError, type RequestOptions, toChatTool } from '@ai4ts/core';
-import { toWireBody } from '@ai4ts/core/internal';
-import { z } from 'zod';
+import { type RequestOptions, toChatTool } from '@ai4ts/core';
+import { checkRequest, toWireBody } from '@ai4ts/core/internal';
 import type { ChatLoopRequest } from './loop.js';
 import { type ChatCompletionRequest, ChatCompletionRequestSchema } from './types.js';
 
@@ -23,10 +22,7 @@ export interface ChatRequestOptions extends RequestOptions {
  */
 export function toWireRequest(request: ChatCompletionRequest | ChatLoopRequest): Record<string, unknown> {
   const body = toWireBody(request, toChatTool);
-  const checked = ChatCompletionRequestSchema.safeParse(body);
-  if (!checked.success) {
-    throw new Ai4tsError(`Invalid chat request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
-  }
+  checkRequest(ChatCompletionRequestSchema, body, 'chat');
   return body;
 }
 

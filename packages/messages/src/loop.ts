@@ -77,7 +77,8 @@ export function messagesToolLoopAdapter(
     withMessages: (request, messages) => ({ ...request, messages }),
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
-    parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    parallelToolCalls: ({ tool_choice: choice }) =>
+      choice === undefined || choice.type === 'none' || choice.disable_parallel_tool_use !== true,
   };
 }
 

@@ -1,6 +1,6 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
 import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
-import { abortError, redact } from '@ai4ts/core/internal';
+import { abortError, ENGLISH, redact } from '@ai4ts/core/internal';
 import type { CompletionOptions } from '../completion.js';
 import type { BridgeEvent } from '../events.js';
 import { lastUserText, type ProxyRequest, ProxyRequestSchema, requestSessionId } from '../request.js';
@@ -55,7 +55,7 @@ function parseRequest(text: string): ProxyRequest {
   } catch {
     throw new HttpError(400, invalid('The request body is not valid JSON', null, 'invalid_json'));
   }
-  const parsed = ProxyRequestSchema.safeParse(json);
+  const parsed = ProxyRequestSchema.safeParse(json, ENGLISH);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const param = issue?.path.join('.') || null;

@@ -20,6 +20,7 @@ export {
 } from './fail.js';
 export { NEVER } from './signal.js';
 export { getOwn, setOwn } from './own.js';
+export { checkRequest, ENGLISH } from './check.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
