@@ -24,3 +24,4 @@ export { checkRequest, ENGLISH } from './check.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
+export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
