@@ -4,7 +4,7 @@
  * by hand. A field the request type does not know (a provider's own, such as `enable_thinking` or `top_k`) goes in
  * the per-request options' `extraBody`.
  */
-import type { ChatTool, FinishReason, Usage } from '@ai4ts/core';
+import type { ChatTool, FinishReason, SdkFields, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 
@@ -139,7 +139,7 @@ export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | '
  * One plain Chat Completions request: OpenAI's documented fields (no tool-loop fields, no `defineTool` tools). A
  * misspelled or unknown field is a type error; a provider's own field goes in the options' `extraBody`.
  */
-export interface ChatCompletionRequest {
+export interface ChatCompletionRequest extends SdkFields {
   model: string;
   messages: ChatMessage[];
   /** Audio output settings (with `modalities: ['text', 'audio']`). */

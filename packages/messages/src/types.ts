@@ -3,6 +3,8 @@
  * request parameters and the raw stream events. Fields the API may add later pass through untouched.
  */
 
+import type { SdkFields } from '@ai4ts/core';
+
 /** A citation attached to a text block (char, page, content-block, search-result or web-search location). */
 export interface TextCitation {
   type: string;
@@ -299,7 +301,7 @@ export interface McpServerDefinition {
  * unknown field is a type error; a field this type does not know goes in the request options' `extraBody`.
  * `tools` holds wire tools only.
  */
-export interface MessageCreateParams {
+export interface MessageCreateParams extends SdkFields {
   model: string;
   max_tokens: number;
   messages: MessageParam[];
