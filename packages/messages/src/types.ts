@@ -167,11 +167,14 @@ export interface TextBlockParam {
   cache_control?: CacheControl | null;
 }
 
+/** The image types the Messages API takes. */
+export type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+
 /** An image: base64 data, a URL, or an uploaded file. */
 export interface ImageBlockParam {
   type: 'image';
   source:
-    | { type: 'base64'; media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'; data: string }
+    | { type: 'base64'; media_type: ImageMediaType; data: string }
     | { type: 'url'; url: string }
     | { type: 'file'; file_id: string };
   cache_control?: CacheControl | null;
