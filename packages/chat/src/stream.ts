@@ -54,10 +54,10 @@ export function streamWireBody(
   const { thinkTags, signal, ...requestOptions } = options;
   return new ChatStream(
     new ChatStreamListener({ thinkTags, finishOnDone: transport.provider.quirks.doneWithoutFinishReason }),
-    async (combined) => {
+    async (attempt) => {
       const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
         body,
-        options: { ...requestOptions, signal: combined },
+        options: { ...requestOptions, ...attempt },
       });
       // Some servers ignore `stream: true` and answer one JSON completion: read it as a single event.
       const json = stream.response.headers.get('content-type')?.includes('application/json');

@@ -42,7 +42,7 @@ export function streamWireBody(
   const { signal, ...requestOptions } = options;
   return new MessageStream(
     new MessageStreamListener(),
-    (combined) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, signal: combined } }),
+    (attempt) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, ...attempt } }),
     signal,
     transport.streamRetry(requestOptions),
   );

@@ -39,7 +39,7 @@ export function streamWireBody(
   const { signal, ...requestOptions } = options;
   return new ResponseStream(
     new ResponseStreamListener(),
-    (combined) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, signal: combined } }),
+    (attempt) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, ...attempt } }),
     signal,
     transport.streamRetry(requestOptions),
   );

@@ -15,6 +15,7 @@ import {
   type ToolResultEvent,
   type Usage,
 } from '../events.js';
+import type { RetryEvent } from '../stream.js';
 import type { Tool } from './define.js';
 import { abortError } from '../internal/fail.js';
 import { NEVER } from '../internal/signal.js';
@@ -44,10 +45,11 @@ export interface SendContext {
   /** Aborts when the caller aborts the loop (or a stream's consumer stops early). */
   signal: AbortSignal;
   /**
-   * Present when the loop is streamed: call it with each normalized event as it arrives (the engine tags it with
-   * the step). Absent when nobody listens, so the adapter may use the protocol's non-streaming request.
+   * Present when the loop is streamed: call it with each normalized event as it arrives, and each `retry` of the
+   * step's request (the engine tags them with the step). Absent when nobody listens, so the adapter may use the
+   * protocol's non-streaming request.
    */
-  emit: ((event: NormalizedEvent) => void) | undefined;
+  emit: ((event: NormalizedEvent | RetryEvent) => void) | undefined;
 }
 
 /**
@@ -177,13 +179,13 @@ export interface ToolLoopFinishEvent {
 }
 
 /**
- * The events of a streamed loop, each tagged with its step: `step.start`, the model's normalized events (its own
- * per-turn `finish` is reported by `step.finish`), `tool.result` as each tool finishes, `step.finish`, and one
- * final `finish`.
+ * The events of a streamed loop, each tagged with its step: `step.start`, `retry` when the step's request is sent
+ * again, the model's normalized events (its own per-turn `finish` is reported by `step.finish`), `tool.result` as
+ * each tool finishes, `step.finish`, and one final `finish`.
  */
 export type ToolLoopEvent<Request = unknown, Completion = unknown> =
   | StepStartEvent<Request>
-  | WithStep<Exclude<NormalizedEvent, FinishEvent>>
+  | WithStep<Exclude<NormalizedEvent, FinishEvent> | RetryEvent>
   | StepFinishEvent<Request, Completion>
   | ToolLoopFinishEvent;
 
@@ -227,7 +229,7 @@ export async function runSteps<Request, Completion, Message>(
       if (signal?.aborted) throw abortError(signal);
       current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
       emit?.({ type: 'step.start', step, request: current });
-      const forward = emit && ((event: NormalizedEvent) => event.type !== 'finish' && emit({ ...event, step }));
+      const forward = emit && ((event: NormalizedEvent | RetryEvent) => event.type !== 'finish' && emit({ ...event, step }));
       const completion = await untilAborted(
         adapter.send(current, { step, signal: signal ?? NEVER, emit: forward }),
         signal,

@@ -22,6 +22,7 @@ import {
   parseOrText,
   readErrorResponse,
   redact,
+  redactHeaders,
   toAi4tsError,
 } from '../internal/fail.js';
 import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
@@ -55,12 +56,12 @@ export interface TransportOptions {
   idleTimeout?: number;
   /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
   backoff?: Backoff;
-  /** Called before each retry of a stream that failed before its first event (see {@link RequestOptions.onRetry}). */
+  /** Called before each retry (see {@link RequestOptions.onRetry}). */
   onRetry?: OnRetry;
 }
 
-/** A retry is about to happen: the failure it follows, and its number (1 for the first retry). */
-export type OnRetry = (error: Ai4tsError, attempt: number) => void;
+/** A retry is about to happen: the failure it follows, its number (1 for the first retry), and the wait before it. */
+export type OnRetry = (error: Ai4tsError, attempt: number, delayMs: number) => void;
 
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
 export interface RequestOptions {
@@ -78,8 +79,9 @@ export interface RequestOptions {
   firstTokenTimeout?: number;
   idleTimeout?: number;
   /**
-   * Called before each retry of a stream that failed before its first event (a first-token timeout, a dropped
-   * connection, a retryable in-stream error); wins over the transport's. A throw ends the stream with that error.
+   * Called before each retry, whatever failed: the request before its headers (a connection error, 408, 409, 429,
+   * 5xx), or a stream before its first event (a first-token timeout, a dropped connection, a retryable in-stream
+   * error). Wins over the transport's. A throw ends the call with that error.
    */
   onRetry?: OnRetry;
 }
@@ -173,6 +175,7 @@ export class Transport {
     const json = jsonBody(init.body, call.extraBody);
     const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
     const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const onRetry = call.onRetry ?? defaults.onRetry;
     const where = `${method} ${url.origin}${url.pathname}`;
 
     for (let attempt = 0; ; attempt++) {
@@ -196,6 +199,7 @@ export class Transport {
         const delay =
           failure instanceof ConnectionError && attempt < maxRetries ? retryDelay(attempt, defaults.backoff) : undefined;
         if (delay === undefined) throw failure;
+        onRetry?.(failure, attempt + 1, delay);
         await sleep(delay, signal);
         continue;
       }
@@ -206,6 +210,8 @@ export class Transport {
           : undefined;
       if (delay === undefined) throw await readErrorResponse(response, { signal, secrets: [apiKey] });
       void response.body?.cancel().catch(() => undefined);
+      // The body is not read for a retry: its status and headers say enough, and a slow body must not delay it.
+      onRetry?.(ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey])), attempt + 1, delay);
       await sleep(delay, signal);
     }
   }
