@@ -280,7 +280,8 @@ export class ListenerStream<
       async (push, combined) => {
         for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
         let retries = 0;
-        const report = (failure: Ai4tsError, delayMs: number) => {
+        // The Transport numbers its own attempts; the stream counts every retry of either kind in one budget.
+        const report = (failure: Ai4tsError, _attempt: number, delayMs: number) => {
           retries++;
           listener.emit('retry', { type: 'retry', attempt: retries, error: failure, delayMs });
           retry?.onRetry?.(failure, retries, delayMs);
@@ -303,7 +304,7 @@ export class ListenerStream<
             const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
             if (!retry || !retryable || retries >= retry.maxRetries) throw error;
             const delayMs = retryDelay(retries, retry.backoff) ?? 0;
-            report(failure, delayMs);
+            report(failure, retries + 1, delayMs);
             // A reset, not a new listener: `listener` is public and holds the caller's handlers.
             listener.reset();
             try {

@@ -6,9 +6,12 @@ export interface TestServer {
   url: string;
   /** Requests received so far. */
   readonly requests: number;
-  /** TCP connections open now. */
+  /**
+   * Connections open now that carried a request. (undici may open a spare connection after one is destroyed; one
+   * that never carried a request holds nothing.)
+   */
   readonly sockets: number;
-  /** Resolves once no connection is open; rejects after `withinMs` with how many still are. */
+  /** Resolves once no connection that carried a request is open; rejects after `withinMs` with how many still are. */
   socketsClosed(withinMs?: number): Promise<void>;
   /** Resolves when the response of request `n` (1-based) is closed, by either side. */
   closed(n: number): Promise<void>;
@@ -17,23 +20,32 @@ export interface TestServer {
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
-export async function serve(handler: Handler): Promise<TestServer> {
+/**
+ * `keepAliveTimeoutMs` is the server's keep-alive after a response (Node's default 5 s when absent). Under 1 s the
+ * server advertises `Keep-Alive: timeout=0`, so undici closes each connection once its response is done: a
+ * connection still open then is one the client holds.
+ */
+export async function serve(handler: Handler, options: { keepAliveTimeoutMs?: number } = {}): Promise<TestServer> {
   let requests = 0;
   const closes = new Map<number, Promise<void>>();
   let sockets = 0;
   let onIdle: (() => void) | undefined;
+  const used = new WeakSet<object>();
   const server: Server = createServer((req, res) => {
     const n = ++requests;
+    const socket = req.socket;
+    if (!used.has(socket)) {
+      used.add(socket);
+      sockets++;
+      socket.once('close', () => {
+        if (--sockets === 0) onIdle?.();
+      });
+    }
     closes.set(n, new Promise((resolve) => res.once('close', () => resolve())));
     req.resume();
     req.once('end', () => handler(req, res, n));
   });
-  server.on('connection', (socket) => {
-    sockets++;
-    socket.once('close', () => {
-      if (--sockets === 0) onIdle?.();
-    });
-  });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -258,15 +258,15 @@ export class ResponseStreamListener
 
   /**
    * The input ended: returns the final response after `response.completed` / `response.incomplete`. Otherwise
-   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far.
+   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far
+   * (none when nothing arrived).
    */
   end(): ResponseObject {
     if (this.#status === 'completed') return this.response;
     if (this.#error) throw this.#error;
-    throw this.#record(
+    throw this.fail(
       new StreamIncompleteError<ResponseObject>(
         'The Responses stream ended without a terminal event (response.completed, response.incomplete or response.failed)',
-        { partial: this.response },
       ),
     );
   }
