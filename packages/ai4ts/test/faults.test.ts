@@ -290,6 +290,29 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     });
   });
 
+  describe('every retry is reported, whatever failed', () => {
+    it('create: a retry before the headers calls onRetry with the status error, its number and its wait', async () => {
+      await start((res, n) => (n === 1 ? status(res, 503, { 'retry-after-ms': '3' }) : replay(res, blocks())));
+      const seen: unknown[] = [];
+      const result = await protocol.create(client({ onRetry: (error, attempt, delayMs) => seen.push([error, attempt, delayMs]) }));
+      expect(protocol.text(result)).toBe(whole());
+      expect(seen).toEqual([[expect.objectContaining({ status: 503 }), 1, 3]]);
+    });
+
+    it("a tool loop re-emits its step's retry, tagged with the step", async () => {
+      await start((res, n) => (n === 1 ? status(res, 429, { 'retry-after': '0' }) : replay(res, blocks())));
+      const lookup = defineTool({ name: 'lookup', parameters: z.object({}), execute: () => 'unused' });
+      const loop = protocol.loop(client({ maxRetries: 1 }), [lookup]);
+      const retries: unknown[] = [];
+      loop.on('retry', (event) => retries.push(event));
+      const events: string[] = [];
+      for await (const event of loop) events.push(event.type);
+      expect(retries).toEqual([{ type: 'retry', step: 1, attempt: 1, delayMs: 0, error: expect.objectContaining({ status: 429 }) }]);
+      expect(events.slice(0, 2)).toEqual(['step.start', 'retry']);
+      expect(server?.requests).toBe(2);
+    });
+  });
+
   it('a Retry-After longer than the cap (60 s) is not waited for: the error at once', async () => {
     await start((res) => status(res, 503, { 'retry-after': '120' }));
     const outcome = await settle(protocol, client({ maxRetries: 2 }));

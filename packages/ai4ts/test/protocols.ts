@@ -20,6 +20,8 @@ export interface Protocol {
   name: ProtocolName;
   /** The request body the scripted model is recorded with (and the client sends). */
   body: Record<string, unknown>;
+  /** One plain non-streaming request through the front door. */
+  create(client: Ai4ts, options?: RequestOptions): Promise<unknown>;
   /** One plain streamed request through the front door. */
   stream(client: Ai4ts, options?: RequestOptions): AnyStream;
   /** The tool loop, streamed, with `tools`. */
@@ -43,6 +45,7 @@ export const PROTOCOLS: readonly Protocol[] = [
   {
     name: 'chat',
     body: { model: 'm', messages: prompt, stream: true, stream_options: { include_usage: true } },
+    create: (client, options) => client.chat.create({ model: 'm', messages: prompt }, options),
     stream: (client, options) => client.chat.stream({ model: 'm', messages: prompt }, options),
     loop: (client, tools, options) => widen(client.chat.stream({ model: 'm', messages: prompt, tools }, options)),
     eventText: (data) => stringAt(data, 'choices', 0, 'delta', 'content'),
@@ -53,6 +56,7 @@ export const PROTOCOLS: readonly Protocol[] = [
   {
     name: 'responses',
     body: { model: 'm', input: 'Hi', stream: true },
+    create: (client, options) => client.responses.create({ model: 'm', input: 'Hi' }, options),
     stream: (client, options) => client.responses.stream({ model: 'm', input: 'Hi' }, options),
     loop: (client, tools, options) => widen(client.responses.stream({ model: 'm', input: 'Hi', tools }, options)),
     eventText: (data) => (stringAt(data, 'type') === 'response.output_text.delta' ? stringAt(data, 'delta') : ''),
@@ -64,6 +68,7 @@ export const PROTOCOLS: readonly Protocol[] = [
   {
     name: 'messages',
     body: { model: 'm', max_tokens: 64, messages: prompt, stream: true },
+    create: (client, options) => client.messages.create({ model: 'm', max_tokens: 64, messages: prompt }, options),
     stream: (client, options) => client.messages.stream({ model: 'm', max_tokens: 64, messages: prompt }, options),
     loop: (client, tools, options) =>
       widen(client.messages.stream({ model: 'm', max_tokens: 64, messages: prompt, tools }, options)),
