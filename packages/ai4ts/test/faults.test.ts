@@ -122,6 +122,15 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
   /** How many blocks make "output began": up to and including the first with answer text. */
   const began = () => blocks().findIndex((block) => textOf(protocol, [block]) !== '') + 1;
   const whole = () => textOf(protocol, blocks());
+  /** The events up to and including the first with answer text, as the server writes them. */
+  const output = () => blocks().slice(0, began()).join('');
+
+  /** Failed after output began: `type`, the text that arrived as `partial`, and never sent again. */
+  function expectAfterOutput(outcome: Outcome, type: abstract new (...args: never[]) => Error): void {
+    expectFailure(protocol, outcome, type, textOf(protocol, blocks(), began()));
+    expect(outcome.retries).toEqual([]);
+    expect(server?.requests).toBe(1);
+  }
 
   it('the recorded stream itself completes with its whole text (the baseline every fault breaks)', async () => {
     await start((res) => replay(res, blocks()));
@@ -177,12 +186,10 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     it('a truncated stream is never retried once output began, even with retries left', async () => {
       await start((res) => {
         sseHead(res);
-        res.end(blocks().slice(0, began()).join(''));
+        res.end(output());
       });
       const outcome = await settle(protocol, client({ maxRetries: 3 }));
-      expectFailure(protocol, outcome, StreamIncompleteError, textOf(protocol, blocks(), began()));
-      expect(outcome.retries).toEqual([]);
-      expect(server?.requests).toBe(1);
+      expectAfterOutput(outcome, StreamIncompleteError);
     });
   });
 
@@ -208,12 +215,11 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     it('between events: TimeoutError phase idle with the text so far, never retried', async () => {
       await start((res) => {
         sseHead(res);
-        res.write(blocks().slice(0, began()).join(''));
+        res.write(output());
       });
       const outcome = await settle(protocol, client({ idleTimeout: 150, maxRetries: 2 }));
-      expectFailure(protocol, outcome, TimeoutError, textOf(protocol, blocks(), began()));
+      expectAfterOutput(outcome, TimeoutError);
       expect(outcome.error).toMatchObject({ phase: 'idle' });
-      expect(server?.requests).toBe(1);
       await server?.socketsClosed();
     });
   });
@@ -222,13 +228,11 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     it('after output began: ApiError with the provider code and the text so far, never retried', async () => {
       await start((res) => {
         sseHead(res);
-        res.end(blocks().slice(0, began()).join('') + protocol.errorFrame('server_error', 'boom'));
+        res.end(output() + protocol.errorFrame('server_error', 'boom'));
       });
       const outcome = await settle(protocol, client({ maxRetries: 2 }));
-      expectFailure(protocol, outcome, ApiError, textOf(protocol, blocks(), began()));
+      expectAfterOutput(outcome, ApiError);
       expect(outcome.error).toMatchObject({ code: 'server_error', status: undefined, message: expect.stringContaining('boom') });
-      expect(outcome.retries).toEqual([]);
-      expect(server?.requests).toBe(1);
     });
 
     it('as the first event, retryable: sent again, and the second answer is the result', async () => {
@@ -281,12 +285,10 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     it('after output began (an in-stream error coded with the status): never retried, partial kept', async () => {
       await start((res) => {
         sseHead(res);
-        res.end(blocks().slice(0, began()).join('') + protocol.errorFrame(String(code), `status ${code}`));
+        res.end(output() + protocol.errorFrame(String(code), `status ${code}`));
       });
       const outcome = await settle(protocol, client({ maxRetries: 2 }));
-      expectFailure(protocol, outcome, ApiError, textOf(protocol, blocks(), began()));
-      expect(outcome.retries).toEqual([]);
-      expect(server?.requests).toBe(1);
+      expectAfterOutput(outcome, ApiError);
     });
   });
 
@@ -346,12 +348,11 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     it('after output began: ConnectionError with the text so far, never retried', async () => {
       await start((res) => {
         sseHead(res);
-        res.write(blocks().slice(0, began()).join(''));
+        res.write(output());
         setTimeout(() => res.destroy(), 30);
       });
       const outcome = await settle(protocol, client({ maxRetries: 2 }));
-      expectFailure(protocol, outcome, ConnectionError, textOf(protocol, blocks(), began()));
-      expect(server?.requests).toBe(1);
+      expectAfterOutput(outcome, ConnectionError);
       await server?.socketsClosed();
     });
   });
@@ -363,7 +364,7 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
     let closed = false;
     await start((res) => {
       sseHead(res);
-      res.write(`${blocks().slice(0, began()).join('')}data: `);
+      res.write(`${output()}data: `);
       res.once('close', () => {
         closed = true;
       });
@@ -377,12 +378,11 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
       pump();
     });
     const outcome = await settle(protocol, client({ maxRetries: 2 }));
-    expectFailure(protocol, outcome, ProtocolError, textOf(protocol, blocks(), began()));
+    expectAfterOutput(outcome, ProtocolError);
     expect(String(outcome.error)).toContain('maxEventSize');
     await server?.socketsClosed();
     // The client cancelled the body: the server never got to write the whole line.
     expect(written).toBeLessThan(64 * MiB);
-    expect(server?.requests).toBe(1);
   });
 
   describe('an abort at every phase: AbortError, partial as far as it got, every socket closed', () => {
@@ -405,7 +405,7 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
         name: 'between events',
         handler: (res) => {
           sseHead(res);
-          res.write(blocks().slice(0, began()).join(''));
+          res.write(output());
         },
         when: (stream) => new Promise<void>((resolve) => stream.on('content', () => resolve())),
         text: () => textOf(protocol, blocks(), began()),

@@ -15,7 +15,7 @@ import type { SseEvent } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { helloStream, sseText, thinkingTextToolStream } from '../../messages/test/fixtures.js';
-import { parallelCallsScript, textScript, toSse } from '../../responses/test/fixtures.js';
+import { parallelCallsScript, streamOf, textScript, toSse } from '../../responses/test/fixtures.js';
 import { PROTOCOLS, type ProtocolName, record, TURNS, type TurnName } from './protocols.js';
 
 const RUNS = Number(process.env.AI4TS_FUZZ_RUNS ?? 30);
@@ -131,18 +131,6 @@ const TARGETS: Record<ProtocolName, Target> = {
   },
 };
 
-/** Chunks as a byte stream. */
-function source(chunks: readonly Uint8Array[]): ReadableStream<Uint8Array> {
-  let next = 0;
-  return new ReadableStream({
-    pull(controller) {
-      const chunk = chunks[next++];
-      if (chunk) controller.enqueue(chunk);
-      else controller.close();
-    },
-  });
-}
-
 /** `bytes` cut at the given offsets (any byte: inside a character, a line ending, a field name). */
 function cutAt(bytes: Uint8Array, offsets: readonly number[]): Uint8Array[] {
   const cuts = [...new Set(offsets.map((offset) => offset % (bytes.length + 1)))].sort((a, b) => a - b);
@@ -213,7 +201,7 @@ describe.each(PROTOCOLS)('fuzz: $name', ({ name }) => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom('lf', 'crlf', 'cr') as fc.Arbitrary<keyof typeof endings>, fc.array(fc.nat(), { maxLength: 40 }), async (ending, offsets) => {
           const bytes = new TextEncoder().encode(endings[ending]);
-          expect(await outcome(target.collect(source(cutAt(bytes, offsets)))), stream).toEqual(whole);
+          expect(await outcome(target.collect(streamOf(cutAt(bytes, offsets)))), stream).toEqual(whole);
         }),
         budget,
       );
@@ -225,7 +213,7 @@ describe.each(PROTOCOLS)('fuzz: $name', ({ name }) => {
     await fc.assert(
       fc.asyncProperty(prefix, fc.uint8Array({ maxLength: 512 }), async (head, bytes) => {
         const all = new Uint8Array([...new TextEncoder().encode(head), ...bytes]);
-        await outcome(target.collect(source([all])));
+        await outcome(target.collect(streamOf([all])));
       }),
       budget,
     );
