@@ -24,6 +24,7 @@ import {
   readErrorResponse,
   redact,
   redactHeaders,
+  redactJsonText,
   toAi4tsError,
 } from '../internal/fail.js';
 import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
@@ -323,7 +324,7 @@ export class Transport {
     const response = await this.request(path, withAccept(init, 'application/json'));
     let text: string;
     try {
-      text = redact(await response.text(), this.secrets(init.options));
+      text = redactJsonText(await response.text(), this.secrets(init.options));
     } catch (error) {
       throw toAi4tsError(error, { signal: init.options?.signal });
     }
@@ -470,6 +471,6 @@ async function throwJsonError(response: Response, secrets: readonly string[]): P
     .clone()
     .text()
     .catch(() => '');
-  const body = parseOrText(redact(text, secrets));
+  const body = parseOrText(redactJsonText(text, secrets));
   if (isRecord(body) && body.error !== undefined && body.error !== null) throw ApiError.fromStreamError(body, undefined);
 }
