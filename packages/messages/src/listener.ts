@@ -338,7 +338,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
       case 'input_json_delta':
         if (open.kind !== 'tool') break;
         open.json += delta.partial_json;
-        if (open.toolIndex !== undefined && delta.partial_json) {
+        if (open.toolIndex !== undefined && delta.partial_json && this.listenerCount('tool_call.delta') > 0) {
           this.emit('tool_call.delta', {
             type: 'tool_call.delta',
             index: open.toolIndex,
@@ -411,14 +411,15 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     }
   }
 
+  // Each event object is built only for someone listening: a collector pays nothing per delta.
   #emitText(delta: string): void {
     this.#textSoFar += delta;
-    this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
+    if (this.listenerCount('content') > 0) this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
   }
 
   #emitThinking(delta: string): void {
     this.#thinkingSoFar += delta;
-    this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
+    if (this.listenerCount('reasoning') > 0) this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
   }
 
   #emitUsage(raw: MessageUsage): void {
