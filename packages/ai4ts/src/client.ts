@@ -1,8 +1,8 @@
 /**
  * The front door: one client per provider, with the three protocols behind one rule. `client.chat`,
  * `client.responses` and `client.messages` are the same {@link ProtocolClient}: a request whose `tools` hold a
- * `defineTool` tool, or that sets a loop field (`maxSteps`, `passThroughToolCalls`, `concurrency`, or a hook),
- * runs the tool loop; any other request is one plain call. The second argument is the per-request options in
+ * `defineTool` tool, or that sets a loop field (`maxSteps`, `passThroughToolCalls`, `concurrency`, a hook, or a
+ * structured `output` and its `repair`), runs the tool loop; any other request is one plain call. The second argument is the per-request options in
  * both modes (headers, timeouts, `signal`, `extraBody`), applied to every step of a loop.
  */
 import {
@@ -16,10 +16,12 @@ import {
   runChatToolLoop,
   streamChatToolLoop,
 } from '@ai4ts/chat';
+import type * as z from 'zod';
 import {
   isLoopRequest,
   type LoopFieldName,
   type LoopRequestShape,
+  type OutputLoopStream,
   type ToolLoopResult,
   type ToolLoopStream,
   Transport,
@@ -82,6 +84,11 @@ export class ProtocolClient<
 
   /** One plain request; resolves to the protocol's result. */
   create(request: PlainRequest<Request>, options?: Options): Promise<Final>;
+  /** Structured output (through the loop): resolves to its result, `object` validated by the `output` schema. */
+  create<S extends z.ZodType>(
+    request: LoopRequest & { output: S },
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   /** Runs the tool loop to its end; resolves to its result (`text`, `messages`, `steps`, `usage`). */
   create(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   create(
@@ -95,6 +102,11 @@ export class ProtocolClient<
 
   /** One plain streaming request; its handle is running already. */
   stream(request: PlainRequest<Request>, options?: Options): Stream;
+  /** Structured output (through the loop): `object` events as the answer streams, `final()` with the object. */
+  stream<S extends z.ZodType>(
+    request: LoopRequest & { output: S },
+    options?: Options,
+  ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   /** Starts the tool loop as one step-tagged event stream; `final()` resolves to the loop's result. */
   stream(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
   stream(request: Request | LoopRequest, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {

@@ -2,9 +2,11 @@
  * The tool loop over Chat Completions: the chat {@link ToolLoopAdapter} for core's engine, and the two ways to run
  * it. Each step is one streamed request (`ChatStream`); the assistant turn goes back exactly as streamed.
  */
+import type * as z from 'zod';
 import {
   type LoopFields,
   type ModelTurn,
+  type OutputLoopStream,
   runToolLoop,
   streamToolLoop,
   type Tool,
@@ -32,8 +34,11 @@ export interface ChatLoopRequest
   tools?: readonly (Tool | ChatWireTool)[];
 }
 
-/** The result of a chat tool loop: `messages` is the full transcript to send back next time. */
-export type ChatToolLoopResult = ToolLoopResult<ChatLoopRequest, ChatCompletion, ChatMessage>;
+/**
+ * The result of a chat tool loop: `messages` is the full transcript to send back next time; `object` the
+ * structured answer (of type `Obj`) when the request has `output`.
+ */
+export type ChatToolLoopResult<Obj = unknown> = ToolLoopResult<ChatLoopRequest, ChatCompletion, ChatMessage, Obj>;
 /** A streamed chat tool loop. */
 export type ChatToolLoopStream = ToolLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage>;
 /** One event of a streamed chat tool loop, tagged with its step. */
@@ -52,7 +57,8 @@ export function chatToolLoopAdapter(
 ): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
     send(request, { signal, emit }) {
-      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
+      const wire = toWireRequest(request, transport.provider.quirks);
+      return forwardStep(streamWireBody(transport, wire, { ...options, signal }), emit);
     },
     readTurn(completion): ModelTurn {
       const choice = completion.choices[0];
@@ -65,6 +71,7 @@ export function chatToolLoopAdapter(
         finishReason: choice?.finish_reason ?? 'stop',
         text: choice?.message.content ?? '',
         usage: completion.usage,
+        refusal: choice?.message.refusal ?? undefined,
       };
     },
     getMessages: (request) => request.messages,
@@ -78,6 +85,7 @@ export function chatToolLoopAdapter(
     toolMessages: (results: readonly ToolResult[]) =>
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    repairMessages: (_completion, feedback) => [{ role: 'user', content: feedback }],
   };
 }
 
@@ -89,6 +97,16 @@ export function chatToolLoopAdapter(
  * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
  * the failed step's partial completion); an AbortError when `options.signal` aborts.
  */
+export function runChatToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: ChatLoopRequest & { output: S },
+  options?: ChatRequestOptions,
+): Promise<ChatToolLoopResult<z.output<S>>>;
+export function runChatToolLoop(
+  transport: Transport,
+  request: ChatLoopRequest,
+  options?: ChatRequestOptions,
+): Promise<ChatToolLoopResult>;
 export function runChatToolLoop(
   transport: Transport,
   request: ChatLoopRequest,
@@ -106,6 +124,16 @@ export function runChatToolLoop(
  * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
  * rejects like {@link runChatToolLoop}.
  */
+export function streamChatToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: ChatLoopRequest & { output: S },
+  options?: ChatRequestOptions,
+): OutputLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage, z.output<S>>;
+export function streamChatToolLoop(
+  transport: Transport,
+  request: ChatLoopRequest,
+  options?: ChatRequestOptions,
+): ChatToolLoopStream;
 export function streamChatToolLoop(
   transport: Transport,
   request: ChatLoopRequest,

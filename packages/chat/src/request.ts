@@ -1,6 +1,6 @@
 /** The Chat Completions endpoint, the per-request options, and the wire body every call sends. */
-import { Ai4tsError, type RequestOptions, toChatTool } from '@ai4ts/core';
-import { toWireBody } from '@ai4ts/core/internal';
+import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toChatTool } from '@ai4ts/core';
+import { outputOf, schemaInstruction, toWireBody } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import type { ChatLoopRequest } from './loop.js';
 import { type ChatCompletionRequest, ChatCompletionRequestSchema } from './types.js';
@@ -19,10 +19,17 @@ export interface ChatRequestOptions extends RequestOptions {
  * `tools` array left off, tools made by `defineTool` converted with `toChatTool`, everything else (OpenAI's fields
  * and any provider's own) kept. Never mutates `request`.
  *
+ * A structured `output` becomes `response_format` (see {@link withOutput}); `quirks` are the provider's.
+ *
  * @throws Ai4tsError (synchronously, no `partial`) when `model` or `messages` fail {@link ChatCompletionRequestSchema}.
  */
-export function toWireRequest(request: ChatCompletionRequest | ChatLoopRequest): Record<string, unknown> {
+export function toWireRequest(
+  request: ChatCompletionRequest | ChatLoopRequest,
+  quirks?: ProviderPreset['quirks'],
+): Record<string, unknown> {
+  const output = outputOf(request);
   const body = toWireBody(request, toChatTool);
+  if (output) withOutput(body, output, quirks?.responseFormat ?? 'json_schema');
   const checked = ChatCompletionRequestSchema.safeParse(body);
   if (!checked.success) {
     throw new Ai4tsError(`Invalid chat request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
@@ -30,3 +37,26 @@ export function toWireRequest(request: ChatCompletionRequest | ChatLoopRequest):
   return body;
 }
 
+
+/**
+ * Asks for the structured answer: `response_format: { type: 'json_schema', json_schema: { name, schema, strict } }`
+ * with the strict-mode schema; for a provider with JSON mode only, `{ type: 'json_object' }` and the schema in a
+ * system message put before the transcript (on the wire only, never in the loop's messages).
+ */
+function withOutput(body: Record<string, unknown>, output: StructuredOutput, format: 'json_schema' | 'json_object'): void {
+  if (format === 'json_object') {
+    body.response_format = { type: 'json_object' };
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    body.messages = [{ role: 'system', content: schemaInstruction(output) }, ...messages];
+    return;
+  }
+  body.response_format = {
+    type: 'json_schema',
+    json_schema: {
+      name: output.name,
+      ...(output.description === undefined ? {} : { description: output.description }),
+      schema: output.strictSchema,
+      strict: true,
+    },
+  };
+}

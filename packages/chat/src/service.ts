@@ -24,7 +24,7 @@ export class ChatService {
    * ConnectionError or AbortError when the read breaks. Only errors of a streamed answer carry a `partial`.
    */
   async create(request: ChatCompletionRequest, options: ChatRequestOptions = {}): Promise<ChatCompletion> {
-    const body = toWireRequest(request);
+    const body = toWireRequest(request, this.#transport.provider.quirks);
     delete body.stream;
     delete body.stream_options;
     const { thinkTags, ...requestOptions } = options;

@@ -38,7 +38,7 @@ export function streamChatCompletion(
   request: ChatCompletionRequest,
   options: ChatRequestOptions = {},
 ): ChatStream {
-  return streamWireBody(transport, toWireRequest(request), options);
+  return streamWireBody(transport, toWireRequest(request, transport.provider.quirks), options);
 }
 
 /** {@link streamChatCompletion} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */

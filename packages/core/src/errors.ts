@@ -204,6 +204,43 @@ export class ToolError<P = unknown> extends Ai4tsError<P> {
   }
 }
 
+/** One reason a structured answer was rejected: zod's issue, or the JSON syntax error (`code: 'invalid_json'`). */
+export interface OutputIssue {
+  code: string;
+  message: string;
+  path: readonly PropertyKey[];
+}
+
+/**
+ * A structured answer (`output`) that is not JSON or does not match its schema, or was cut off. `text` is the raw
+ * answer, `issues` what is wrong; `partial` (from the tool loop) holds the steps so far.
+ */
+export class OutputValidationError<P = unknown> extends Ai4tsError<P> {
+  override name = 'OutputValidationError';
+  readonly text: string;
+  readonly issues: readonly OutputIssue[];
+
+  constructor(message: string, options: Ai4tsErrorOptions<P> & { text: string; issues: readonly OutputIssue[] }) {
+    super(message, options);
+    this.text = options.text;
+    this.issues = options.issues;
+  }
+}
+
+/**
+ * The model refused to give the structured answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason). Not a
+ * validation error: `refusal` is the model's explanation, possibly empty.
+ */
+export class OutputRefusalError<P = unknown> extends Ai4tsError<P> {
+  override name = 'OutputRefusalError';
+  readonly refusal: string;
+
+  constructor(refusal: string, options: Ai4tsErrorOptions<P> = {}) {
+    super(refusal ? `The model refused: ${truncate(refusal)}` : 'The model refused to answer', options);
+    this.refusal = refusal;
+  }
+}
+
 /**
  * Reads a provider's error body in its usual shapes: `{error:{message,type,code,param}}`, `{error:"..."}`,
  * `{message}`, `{detail}` (FastAPI-style, string or list), `{msg}`, `{error_code, error_msg}` (Baidu), or plain text. Undefined when nothing fits.

@@ -13,6 +13,9 @@ export {
   BadRequestError,
   ConnectionError,
   MAX_ERROR_MESSAGE_LENGTH,
+  type OutputIssue,
+  OutputRefusalError,
+  OutputValidationError,
   ProtocolError,
   type ProviderErrorInfo,
   RateLimitError,
@@ -64,5 +67,13 @@ export {
   type StreamEventSource,
   type StreamRun,
 } from './stream.js';
+export {
+  type DeepPartial,
+  type ObjectEvent,
+  type OutputRead,
+  type StructuredOutput,
+  structuredOutput,
+} from './output/output.js';
+export { PartialJsonParser } from './output/partial-json.js';
 export * from './tools/index.js';
 export * from './transport/index.js';

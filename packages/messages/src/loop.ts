@@ -4,9 +4,12 @@
  * turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
  * and the results go back as one user message of tool_result blocks.
  */
+import type * as z from 'zod';
 import {
   type LoopFields,
   type ModelTurn,
+  type NormalizedEvent,
+  type OutputLoopStream,
   runToolLoop,
   streamToolLoop,
   type Tool,
@@ -17,10 +20,10 @@ import {
   type Transport,
   type WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, loopOptionsOf, outputOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { streamWireBody } from './stream.js';
-import { type MessageRequestOptions, toWireRequest } from './request.js';
+import { type MessageRequestOptions, outputMode, toWireRequest } from './request.js';
 import { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 import {
   isTextBlock,
@@ -41,8 +44,11 @@ export interface MessageLoopRequest
   tools?: readonly (Tool | MessageTool)[];
 }
 
-/** The result of a Messages tool loop: `messages` is the full transcript to send back next time. */
-export type MessagesToolLoopResult = ToolLoopResult<MessageLoopRequest, Message, MessageParam>;
+/**
+ * The result of a Messages tool loop: `messages` is the full transcript to send back next time; `object` the
+ * structured answer (of type `Obj`) when the request has `output`.
+ */
+export type MessagesToolLoopResult<Obj = unknown> = ToolLoopResult<MessageLoopRequest, Message, MessageParam, Obj>;
 /** A streamed Messages tool loop. */
 export type MessagesToolLoopStream = ToolLoopStream<MessageLoopRequest, Message, MessageParam>;
 /** One event of a streamed Messages tool loop, tagged with its step. */
@@ -58,19 +64,31 @@ export function messagesToolLoopAdapter(
   transport: Transport,
   options: MessageRequestOptions = {},
 ): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
+  // With `output` as a forced tool (see `outputMode`): that tool's name. Its call is the answer, not a tool to run.
+  let outputTool: string | undefined;
   return {
     send(request, { signal, emit }) {
-      return forwardStep(streamWireBody(transport, toWireRequest(request), { ...options, signal }), emit);
+      const output = outputOf(request);
+      const quirks = transport.provider.quirks;
+      outputTool = output && outputMode(request.model, quirks) === 'tool' ? output.name : undefined;
+      const handle = streamWireBody(transport, toWireRequest(request, quirks), { ...options, signal });
+      return forwardStep(handle, emit && outputTool !== undefined ? answerAsContent(outputTool, emit) : emit);
     },
     readTurn(message): ModelTurn {
+      const calls = toToolCalls(message);
+      const answer = calls.find((call) => call.name === outputTool);
+      const finishReason = toFinishReason(message.stop_reason) ?? 'stop';
+      const text = message.content
+        .filter(isTextBlock)
+        .map((block) => block.text)
+        .join('');
       return {
-        toolCalls: toToolCalls(message),
-        finishReason: toFinishReason(message.stop_reason) ?? 'stop',
-        text: message.content
-          .filter(isTextBlock)
-          .map((block) => block.text)
-          .join(''),
+        // The forced tool's call is the final answer: no tool runs.
+        toolCalls: answer ? [] : calls,
+        finishReason: answer && finishReason === 'tool_calls' ? 'stop' : finishReason,
+        text: answer ? answer.arguments : text,
         usage: toChatUsage(message.usage),
+        refusal: message.stop_reason === 'refusal' ? text : undefined,
       };
     },
     getMessages: (request) => request.messages,
@@ -78,6 +96,31 @@ export function messagesToolLoopAdapter(
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
     parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    // A rejected forced-tool answer is a tool_use: it gets its tool_result, an error holding the feedback.
+    repairMessages: (message, feedback) => {
+      const answer = toToolCalls(message).find((call) => call.name === outputTool);
+      return answer
+        ? [toToolResultTurn([{ toolCallId: answer.id, content: feedback, isError: true }])]
+        : [{ role: 'user', content: feedback }];
+    },
+  };
+}
+
+/**
+ * The forced output tool's argument deltas, as the answer's `content` events (the JSON text, which the loop parses
+ * into `object` events); its `tool_call.*` events are not forwarded, since no tool runs.
+ */
+function answerAsContent(name: string, emit: (event: NormalizedEvent) => void): (event: NormalizedEvent) => void {
+  let id: string | undefined;
+  let snapshot = '';
+  return (event) => {
+    if (event.type === 'tool_call.start' && event.name === name) id = event.id;
+    else if ((event.type === 'tool_call.delta' || event.type === 'tool_call.done') && event.id === id) {
+      if (event.type === 'tool_call.delta' && event.delta !== '') {
+        snapshot += event.delta;
+        emit({ type: 'content', delta: event.delta, snapshot, choice: event.choice });
+      }
+    } else emit(event);
   };
 }
 
@@ -91,6 +134,16 @@ export function messagesToolLoopAdapter(
  * and every step's typed error; its `partial` is a `ToolLoopPartial` (the finished steps, the transcript, and the
  * failed step's partial message).
  */
+export function runMessagesToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: MessageLoopRequest & { output: S },
+  options?: MessageRequestOptions,
+): Promise<MessagesToolLoopResult<z.output<S>>>;
+export function runMessagesToolLoop(
+  transport: Transport,
+  request: MessageLoopRequest,
+  options?: MessageRequestOptions,
+): Promise<MessagesToolLoopResult>;
 export function runMessagesToolLoop(
   transport: Transport,
   request: MessageLoopRequest,
@@ -103,6 +156,16 @@ export function runMessagesToolLoop(
  * Starts the tool loop over Anthropic Messages as one event stream over all steps, each event tagged with its
  * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
  */
+export function streamMessagesToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: MessageLoopRequest & { output: S },
+  options?: MessageRequestOptions,
+): OutputLoopStream<MessageLoopRequest, Message, MessageParam, z.output<S>>;
+export function streamMessagesToolLoop(
+  transport: Transport,
+  request: MessageLoopRequest,
+  options?: MessageRequestOptions,
+): MessagesToolLoopStream;
 export function streamMessagesToolLoop(
   transport: Transport,
   request: MessageLoopRequest,

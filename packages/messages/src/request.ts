@@ -1,6 +1,6 @@
 /** The Messages endpoint, the per-request options, and the wire body every call sends. */
-import { Ai4tsError, type RequestOptions, toAnthropicTool } from '@ai4ts/core';
-import { toWireBody } from '@ai4ts/core/internal';
+import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toAnthropicTool } from '@ai4ts/core';
+import { isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import type { MessageCreateParams } from './types.js';
 
@@ -26,16 +26,61 @@ const requestSchema = z.looseObject({
  * The request as the API receives it (without `stream`, which the service sets), built by core's `toWireBody`:
  * loop fields, `undefined` values and an empty `tools` array left off, tools made by `defineTool` converted with
  * `toAnthropicTool`, every other field kept. Never mutates `request`. Takes a plain request or a tool-loop request.
+ * A structured `output` is asked for the way {@link outputMode} chooses (`quirks` are the provider's).
  *
- * @throws Ai4tsError (synchronously, no `partial`) when `model`, `max_tokens` or `messages` are missing or invalid.
+ * @throws Ai4tsError (synchronously, no `partial`) when `model`, `max_tokens` or `messages` are missing or invalid,
+ *   or when a tool has the structured output's tool name.
  */
 export function toWireRequest(
   request: Omit<MessageCreateParams, 'tools'> & { readonly tools?: readonly unknown[] | undefined },
+  quirks?: ProviderPreset['quirks'],
 ): Record<string, unknown> {
+  const output = outputOf(request);
   const body = toWireBody(request, toAnthropicTool);
+  if (output) withOutput(body, output, outputMode(request.model, quirks));
   const checked = requestSchema.safeParse(body);
   if (!checked.success) {
     throw new Ai4tsError(`Invalid Messages request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
   }
   return body;
+}
+
+/**
+ * How a Messages request asks for structured output:
+ * - `native`: `output_config.format: { type: 'json_schema', schema }` (Anthropic's structured outputs, constrained
+ *   decoding; the answer is the text). Used when the provider's preset says the API has it (`quirks.outputConfig`,
+ *   set for `anthropic`) and the model is not one of the older Claude models without it (Claude 3.x, Opus 4 and
+ *   4.1, Sonnet 4).
+ * - `tool`: a tool named after the output whose input is the answer, forced with `tool_choice: { type: 'tool' }`
+ *   (or `{ type: 'any' }` beside the request's own tools, so they can still be called). Every Messages server
+ *   understands it; extended thinking does not allow a forced tool, so use a model with native support there.
+ */
+export function outputMode(model: string, quirks: ProviderPreset['quirks'] | undefined): 'native' | 'tool' {
+  return quirks?.outputConfig === true && !WITHOUT_OUTPUT_CONFIG.test(model) ? 'native' : 'tool';
+}
+
+/** Claude models that predate `output_config.format`. */
+const WITHOUT_OUTPUT_CONFIG = /^claude-(?:instant|[123](?:[-.]|$)|(?:opus|sonnet)-4(?:-[01])?(?:-\d{8})?$)/;
+
+function withOutput(body: Record<string, unknown>, output: StructuredOutput, mode: 'native' | 'tool'): void {
+  if (mode === 'native') {
+    const config = isRecord(body.output_config) ? body.output_config : {};
+    body.output_config = { ...config, format: { type: 'json_schema', schema: output.strictSchema } };
+    return;
+  }
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.some((tool) => isRecord(tool) && tool.name === output.name)) {
+    throw new Ai4tsError(`A tool is named "${output.name}", the name of the structured output's tool; give the output schema another title`);
+  }
+  body.tools = [
+    ...tools,
+    {
+      name: output.name,
+      description: output.description ?? 'Give the final answer: its input is the answer.',
+      input_schema: output.inputSchema,
+    },
+  ];
+  const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
+  const parallel = choice.disable_parallel_tool_use === undefined ? {} : { disable_parallel_tool_use: choice.disable_parallel_tool_use };
+  body.tool_choice = tools.length ? { type: 'any', ...parallel } : { type: 'tool', name: output.name, ...parallel };
 }

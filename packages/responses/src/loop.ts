@@ -4,8 +4,10 @@
  * `function_call_output` items; with `store: false` it resends the whole input (output items, reasoning included,
  * exactly as received).
  */
+import type * as z from 'zod';
 import {
   type LoopFields,
+  type OutputLoopStream,
   runToolLoop,
   streamToolLoop,
   type Tool,
@@ -39,8 +41,16 @@ export interface ResponseLoopRequest
   tools?: readonly (Tool | ResponseTool)[];
 }
 
-/** The outcome of a Responses tool loop; `messages` is the input item list to send back to continue. */
-export type ResponsesToolLoopResult = ToolLoopResult<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
+/**
+ * The outcome of a Responses tool loop; `messages` is the input item list to send back to continue, `object` the
+ * structured answer (of type `Obj`) when the request has `output`.
+ */
+export type ResponsesToolLoopResult<Obj = unknown> = ToolLoopResult<
+  ResponseLoopRequest,
+  ResponseObject,
+  ResponseInputItem,
+  Obj
+>;
 /** A running Responses tool loop (see core's `ToolLoopStream`). */
 export type ResponsesToolLoopStream = ToolLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
 /** One step-tagged event of a streamed Responses tool loop. */
@@ -77,6 +87,7 @@ export function responsesToolLoopAdapter(
         finishReason: toFinishReason(response),
         text: response.output_text,
         usage: response.usage ? toChatUsage(response.usage) : undefined,
+        refusal: refusalOf(response),
       };
     },
     getMessages: (request) => toItems(request.input),
@@ -86,7 +97,17 @@ export function responsesToolLoopAdapter(
     toolMessages: (results) =>
       results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    repairMessages: (_response, feedback) => [{ type: 'message', role: 'user', content: feedback }],
   };
+}
+
+/** The refusal parts of a response's messages, joined; undefined when the model did not refuse. */
+function refusalOf(response: ResponseObject): string | undefined {
+  let refusal: string | undefined;
+  for (const item of response.output)
+    if (item.type === 'message')
+      for (const part of item.content) if (part.type === 'refusal') refusal = (refusal ?? '') + part.refusal;
+  return refusal;
 }
 
 /**
@@ -94,6 +115,16 @@ export function responsesToolLoopAdapter(
  * `defineTool` tools in `tools`, the loop fields); `options` apply to every step and `options.signal` aborts the
  * loop. Rejects with a typed error whose `partial` is a `ToolLoopPartial` (AbortError on abort).
  */
+export function runResponsesToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: ResponseLoopRequest & { output: S },
+  options?: ResponseRequestOptions,
+): Promise<ResponsesToolLoopResult<z.output<S>>>;
+export function runResponsesToolLoop(
+  transport: Transport,
+  request: ResponseLoopRequest,
+  options?: ResponseRequestOptions,
+): Promise<ResponsesToolLoopResult>;
 export function runResponsesToolLoop(
   transport: Transport,
   request: ResponseLoopRequest,
@@ -106,6 +137,16 @@ export function runResponsesToolLoop(
  * Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its
  * step; settings and options as for {@link runResponsesToolLoop}.
  */
+export function streamResponsesToolLoop<S extends z.ZodType>(
+  transport: Transport,
+  request: ResponseLoopRequest & { output: S },
+  options?: ResponseRequestOptions,
+): OutputLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem, z.output<S>>;
+export function streamResponsesToolLoop(
+  transport: Transport,
+  request: ResponseLoopRequest,
+  options?: ResponseRequestOptions,
+): ResponsesToolLoopStream;
 export function streamResponsesToolLoop(
   transport: Transport,
   request: ResponseLoopRequest,

@@ -1,6 +1,6 @@
 /** The Responses endpoint, the per-request options, and the wire body `create`, `stream` and every loop step send. */
 import { Ai4tsError, type RequestOptions, toResponsesTool } from '@ai4ts/core';
-import { toWireBody } from '@ai4ts/core/internal';
+import { isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
 import { z } from 'zod';
 
 /** The path of the Responses API, under the transport's base URL. */
@@ -21,11 +21,23 @@ const requestSchema = z.looseObject({
 
 /**
  * The JSON body of a request (a plain one, or a tool-loop one): loop fields, `undefined` values and an empty
- * `tools` left off, `defineTool` tools converted to function tools. Throws an `Ai4tsError` (no `partial`) naming
- * what is wrong with an invalid request.
+ * `tools` left off, `defineTool` tools converted to function tools, a structured `output` asked for as
+ * `text.format: { type: 'json_schema', name, schema, strict: true }` (the strict-mode schema; the request's other
+ * `text` settings kept). Throws an `Ai4tsError` (no `partial`) naming what is wrong with an invalid request.
  */
 export function toWireRequest(request: object): Record<string, unknown> {
+  const output = outputOf(request);
   const body = toWireBody(request, toResponsesTool);
+  if (output) {
+    const format = {
+      type: 'json_schema',
+      name: output.name,
+      ...(output.description === undefined ? {} : { description: output.description }),
+      schema: output.strictSchema,
+      strict: true,
+    };
+    body.text = { ...(isRecord(body.text) ? body.text : {}), format };
+  }
   const result = requestSchema.safeParse(body);
   if (!result.success) {
     throw new Ai4tsError(`Invalid Responses request: ${z.prettifyError(result.error)}`, { cause: result.error });

@@ -38,7 +38,8 @@ export function chatCompletion(turn: ResolvedTurn, body: ChatRequestBody, { id, 
         index: 0,
         message: {
           role: 'assistant',
-          content: turn.content === '' && turn.toolCalls.length ? null : turn.content,
+          content: (turn.content === '' && turn.toolCalls.length) || turn.refusal !== undefined ? null : turn.content,
+          ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
           ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}),
           ...(turn.toolCalls.length
             ? {
@@ -84,6 +85,7 @@ export function chatEvents(
   const chunks: Record<string, unknown>[] = [chunk({ role: 'assistant', content: '' })];
   for (const piece of splitText(turn.reasoning, random, 1, 6)) chunks.push(chunk({ reasoning_content: piece }));
   for (const piece of splitText(turn.content, random, 1, 6)) chunks.push(chunk({ content: piece }));
+  for (const piece of splitText(turn.refusal ?? '', random, 1, 6)) chunks.push(chunk({ refusal: piece }));
 
   const fragments = turn.toolCalls.map((call) => splitText(call.arguments, random, 1, 8));
   const sent = turn.toolCalls.map(() => 0);

@@ -183,3 +183,19 @@ function parseInput(text: string): Record<string, unknown> {
     return {};
   }
 }
+
+/**
+ * The turn as a Messages server answers it: a structured answer (`object`) is the input of the tool the request
+ * forces with `tool_choice: { type: 'tool', name }` (without `output_config.format`, the answer is the text); a
+ * refusal is a `refusal` stop reason with the refusal as the text.
+ */
+export function messagesTurn(turn: MockTurn, body: MessagesRequestBody): MockTurn {
+  if (turn.refusal !== undefined) return { ...turn, refusal: undefined, content: turn.refusal, finishReason: 'refusal' };
+  const choice = body.tool_choice;
+  const format = isRecord(body.output_config) ? body.output_config.format : undefined;
+  if (turn.object === undefined || format !== undefined || !isRecord(choice) || choice.type !== 'tool') return turn;
+  const { object, ...rest } = turn;
+  const name = typeof choice.name === 'string' ? choice.name : '';
+  const input = isRecord(object) ? object : {};
+  return { ...rest, toolCalls: [...(turn.toolCalls ?? []), { name, arguments: input }] };
+}

@@ -148,13 +148,23 @@ export function responsesEvents(
     } else if (item.type === 'message') {
       push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
       const part = { ...at, content_index: 0 };
-      push('response.content_part.added', { ...part, part: outputText('') });
-      for (const delta of splitText(turn.content, random, 1, 6)) {
-        push('response.output_text.delta', { ...part, delta, logprobs: [] });
-        markDelta();
+      if (turn.refusal !== undefined) {
+        push('response.content_part.added', { ...part, part: { type: 'refusal', refusal: '' } });
+        for (const delta of splitText(turn.refusal, random, 1, 6)) {
+          push('response.refusal.delta', { ...part, delta });
+          markDelta();
+        }
+        push('response.refusal.done', { ...part, refusal: turn.refusal });
+        push('response.content_part.done', { ...part, part: { type: 'refusal', refusal: turn.refusal } });
+      } else {
+        push('response.content_part.added', { ...part, part: outputText('') });
+        for (const delta of splitText(turn.content, random, 1, 6)) {
+          push('response.output_text.delta', { ...part, delta, logprobs: [] });
+          markDelta();
+        }
+        push('response.output_text.done', { ...part, text: turn.content, logprobs: [] });
+        push('response.content_part.done', { ...part, part: outputText(turn.content) });
       }
-      push('response.output_text.done', { ...part, text: turn.content, logprobs: [] });
-      push('response.content_part.done', { ...part, part: outputText(turn.content) });
     } else {
       push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
       const args = typeof item.arguments === 'string' ? item.arguments : '';
@@ -203,7 +213,7 @@ function outputItems(turn: ResolvedTurn, body: ResponsesRequestBody, random: () 
       id: `msg_${randomId(random, 32)}`,
       type: 'message',
       status: 'completed',
-      content: [outputText(turn.content)],
+      content: [turn.refusal === undefined ? outputText(turn.content) : { type: 'refusal', refusal: turn.refusal }],
       role: 'assistant',
     });
   for (const call of turn.toolCalls)

@@ -16,6 +16,7 @@ import {
   messagesErrorType,
   messagesEvents,
   messagesPrompt,
+  messagesTurn,
 } from './messages.js';
 import {
   isResponsesBody,
@@ -142,7 +143,7 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
       if (!isMessagesBody(body))
         return sendError(res, path, 400, 'The body must be a JSON object with a messages array and a numeric max_tokens');
       const step = ++steps;
-      const turn = await turnFor(script, { protocol: 'messages', body, step, headers });
+      const turn = messagesTurn(await turnFor(script, { protocol: 'messages', body, step, headers }), body);
       return answer(res, renderers.messages, body, turn, step, seed);
     }
     sendError(res, path, 404, `No route for ${req.method} ${path}`, 'not_found');

@@ -37,6 +37,13 @@ export interface MockTurn {
   /** Messages: the thinking block's `signature` (default: seeded, `Eq` and 94 characters), for tests that assert the exact turn sent back. */
   signature?: string;
   content?: string;
+  /**
+   * A structured answer: sent as the content's JSON (Chat Completions, Responses, and Messages when the request has
+   * `output_config.format`), or as the input of the tool a Messages request forces with `tool_choice`.
+   */
+  object?: unknown;
+  /** The model refuses: Chat's `refusal`, a Responses `refusal` part, a Messages `refusal` stop reason with this text. */
+  refusal?: string;
   /** Parallel tool calls: interleaved with arguments cut anywhere (Chat), one item or block after another otherwise. */
   toolCalls?: MockToolCall[];
   /**
@@ -73,6 +80,9 @@ export interface ResolvedTurn {
   /** The scripted thinking signature, if any (Messages). */
   signature?: string;
   content: string;
+  /** The scripted structured answer, if any (its JSON is also `content`). */
+  object?: unknown;
+  refusal: string | undefined;
   toolCalls: ResolvedToolCall[];
   finishReason: string;
   usage: MockUsage;
@@ -91,7 +101,7 @@ export interface RenderContext {
 /** Fills in a turn's defaults. `promptText` feeds the usage estimate; `random` makes call ids with `idPrefix`. */
 export function resolveTurn(turn: MockTurn, promptText: string, random: () => number, idPrefix = 'call_'): ResolvedTurn {
   const reasoning = turn.reasoning ?? '';
-  const content = turn.content ?? '';
+  const content = turn.content ?? (turn.object === undefined ? '' : JSON.stringify(turn.object));
   const toolCalls = (turn.toolCalls ?? []).map((call) => ({
     id: call.id ?? `${idPrefix}${randomId(random)}`,
     name: call.name,
@@ -102,9 +112,11 @@ export function resolveTurn(turn: MockTurn, promptText: string, random: () => nu
     reasoning,
     ...(turn.signature !== undefined && { signature: turn.signature }),
     content,
+    ...(turn.object !== undefined && { object: turn.object }),
+    refusal: turn.refusal,
     toolCalls,
     finishReason,
-    usage: turn.usage ?? estimateUsage(promptText, reasoning, content, toolCalls),
+    usage: turn.usage ?? estimateUsage(promptText, reasoning, content + (turn.refusal ?? ''), toolCalls),
   };
 }
 

@@ -23,3 +23,4 @@ export { getOwn, setOwn } from './own.js';
 export { type CreatedReader, readCreated } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
+export { outputOf, readOutput, schemaInstruction } from '../output/output.js';

@@ -48,4 +48,4 @@ export {
   type LoopRequestShape,
   type WithoutTools,
 } from './request.js';
-export { streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';
+export { type OutputLoopStream, streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';

@@ -6,6 +6,7 @@
  * A protocol plugs in through a {@link ToolLoopAdapter}; the engine never looks inside a request, a completion or
  * a message.
  */
+import type * as z from 'zod';
 import { Ai4tsError, AbortError } from '../errors.js';
 import {
   addUsage,
@@ -17,6 +18,8 @@ import {
 } from '../events.js';
 import type { Tool } from './define.js';
 import { abortError } from '../internal/fail.js';
+import { type ObjectEvent, readOutput, repairMessage, structuredOutput } from '../output/output.js';
+import { PartialJsonParser } from '../output/partial-json.js';
 import { NEVER } from '../internal/signal.js';
 import {
   executeToolCalls,
@@ -32,9 +35,11 @@ export interface ModelTurn {
   /** The turn's tool calls in index order, with their argument strings exactly as produced. */
   toolCalls: readonly ToolCall[];
   finishReason: FinishReason;
-  /** The answer text of the turn. */
+  /** The answer text of the turn (with `output`: the JSON, whichever way the protocol carried it). */
   text: string;
   usage: Usage | undefined;
+  /** The model's refusal (OpenAI's `refusal`, Anthropic's `refusal` stop reason), when it refused. */
+  refusal?: string | undefined;
 }
 
 /** What {@link ToolLoopAdapter.send} gets beside the request. */
@@ -80,6 +85,11 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
   toolMessages(results: readonly ToolResult[]): Message[];
   /** Whether the request allows tools to run in parallel (false for `parallel_tool_calls: false`); true if absent. */
   parallelToolCalls?(request: Request): boolean;
+  /**
+   * The messages that follow a rejected structured answer (after {@link assistantMessages}) and ask for a corrected
+   * one (`repair`): a user message holding `feedback`, or the protocol's equivalent. Without it, `repair` is ignored.
+   */
+  repairMessages?(completion: Completion, feedback: string): Message[];
 }
 
 /** One step of the loop: a model request, its completion, and the tool calls it produced. */
@@ -100,8 +110,8 @@ export interface ToolLoopStep<Request = unknown, Completion = unknown> {
 /** Why the loop stopped: the last turn's finish reason, or `'max_steps'`. Passthrough ends with `'tool_calls'`. */
 export type ToolLoopFinishReason = FinishReason | 'max_steps';
 
-/** The outcome of a tool loop. */
-export interface ToolLoopResult<Request = unknown, Completion = unknown, Message = unknown> {
+/** The outcome of a tool loop. `Obj` is the type of the structured answer, when the request has `output`. */
+export interface ToolLoopResult<Request = unknown, Completion = unknown, Message = unknown, Obj = unknown> {
   /** The last step's completion. */
   completion: Completion;
   /** The last step's text. */
@@ -112,11 +122,13 @@ export interface ToolLoopResult<Request = unknown, Completion = unknown, Message
   /** Summed over all steps. */
   usage: Usage | undefined;
   finishReason: ToolLoopFinishReason;
+  /** The structured answer, validated by `output` (defaults applied); undefined without `output`. */
+  object: Obj;
 }
 
 /** The `partial` of an error thrown by the loop: everything finished so far, and the failed step's partial completion. */
 export interface ToolLoopPartial<Request = unknown, Completion = unknown, Message = unknown>
-  extends Omit<ToolLoopResult<Request, Completion, Message>, 'completion' | 'finishReason'> {
+  extends Omit<ToolLoopResult<Request, Completion, Message>, 'completion' | 'finishReason' | 'object'> {
   completion: Completion | undefined;
   finishReason: ToolLoopFinishReason | undefined;
 }
@@ -148,6 +160,14 @@ export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   onToolCall?(call: ValidToolCall): ToolCallDecision | Promise<ToolCallDecision>;
   /** Called before each step; return a request to send instead (it also becomes the base of later steps). */
   prepareStep?(context: PrepareStepContext<Request, Completion>): Request | undefined | Promise<Request | undefined>;
+  /**
+   * A zod object schema for the final answer (structured output): the protocol asks for JSON of that schema, the
+   * stream emits `object` events as it arrives, and the result's `object` is the validated value. An answer that
+   * is not valid rejects with an OutputValidationError, a refusal with an OutputRefusalError.
+   */
+  output?: z.ZodType;
+  /** With `output`: how many times to send the validation issues back and ask again (default 0). Each is a step. */
+  repair?: number;
 }
 
 /** Adds the step number to an event (distributing over unions). */
@@ -181,9 +201,10 @@ export interface ToolLoopFinishEvent {
  * per-turn `finish` is reported by `step.finish`), `tool.result` as each tool finishes, `step.finish`, and one
  * final `finish`.
  */
-export type ToolLoopEvent<Request = unknown, Completion = unknown> =
+export type ToolLoopEvent<Request = unknown, Completion = unknown, Obj = unknown> =
   | StepStartEvent<Request>
   | WithStep<Exclude<NormalizedEvent, FinishEvent>>
+  | WithStep<ObjectEvent<Obj>>
   | StepFinishEvent<Request, Completion>
   | ToolLoopFinishEvent;
 
@@ -215,6 +236,9 @@ export async function runSteps<Request, Completion, Message>(
 ): Promise<ToolLoopResult<Request, Completion, Message>> {
   const { tools = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError('maxSteps must be an integer >= 1');
+  const output = options.output && structuredOutput(options.output);
+  let repairs = options.repair ?? 0;
+  if (!Number.isInteger(repairs) || repairs < 0) throw new RangeError('repair must be an integer >= 0');
   const byName = toolsByName(tools);
   const steps: ToolLoopStep<Request, Completion>[] = [];
   let usage: Usage | undefined;
@@ -227,7 +251,7 @@ export async function runSteps<Request, Completion, Message>(
       if (signal?.aborted) throw abortError(signal);
       current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
       emit?.({ type: 'step.start', step, request: current });
-      const forward = emit && ((event: NormalizedEvent) => event.type !== 'finish' && emit({ ...event, step }));
+      const forward = emit && forwarder(emit, step, output !== undefined);
       const completion = await untilAborted(
         adapter.send(current, { step, signal: signal ?? NEVER, emit: forward }),
         signal,
@@ -250,8 +274,19 @@ export async function runSteps<Request, Completion, Message>(
 
       const calls = turn.toolCalls;
       let stop: ToolLoopFinishReason | undefined;
-      if (calls.length === 0 || TRUNCATED.has(turn.finishReason)) stop = turn.finishReason;
-      else if (passThroughToolCalls || calls.some((call) => isPassthrough(byName.get(call.name))))
+      let object: unknown;
+      let rejected: Ai4tsError | undefined;
+      if (calls.length === 0 || TRUNCATED.has(turn.finishReason)) {
+        stop = turn.finishReason;
+        const read = output ? await readOutput(output, turn) : { object: undefined };
+        if ('object' in read) object = read.object;
+        else if (read.repairable && repairs > 0 && step < maxSteps && adapter.repairMessages) {
+          // Asking again is one more step: the rejected answer and the issues go back to the model.
+          repairs--;
+          stop = undefined;
+          messages.push(...adapter.repairMessages(completion, repairMessage(read.error)));
+        } else rejected = read.error;
+      } else if (passThroughToolCalls || calls.some((call) => isPassthrough(byName.get(call.name))))
         stop = 'tool_calls';
       else if (step >= maxSteps) stop = 'max_steps';
       else {
@@ -269,9 +304,10 @@ export async function runSteps<Request, Completion, Message>(
       steps.push(record);
       await options.onStepFinish?.(record);
       emit?.({ type: 'step.finish', ...record });
+      if (rejected) throw rejected;
       if (stop !== undefined) {
         emit?.({ type: 'finish', step, finishReason: stop, usage });
-        return { completion, text: turn.text, messages, steps, usage, finishReason: stop };
+        return { completion, text: turn.text, messages, steps, usage, finishReason: stop, object };
       }
       current = adapter.withMessages(current, messages);
       failed = { completion: undefined, text: '' };
@@ -292,6 +328,25 @@ export async function runSteps<Request, Completion, Message>(
     }
     throw error;
   }
+}
+
+/**
+ * Forwards a step's model events to the loop's `emit`, tagged with the step (its own `finish` is reported as
+ * `step.finish`). With `output`, the answer text also feeds an incremental JSON parser: an `object` event follows
+ * every content delta that changes the partial value.
+ */
+function forwarder<Request, Completion>(
+  emit: (event: ToolLoopEvent<Request, Completion>) => void,
+  step: number,
+  parsesOutput: boolean,
+): (event: NormalizedEvent) => void {
+  const parser = parsesOutput ? new PartialJsonParser() : undefined;
+  return (event) => {
+    if (event.type === 'finish') return;
+    emit({ ...event, step });
+    if (parser && event.type === 'content' && event.choice === 0 && parser.push(event.delta))
+      emit({ type: 'object', object: parser.value, step });
+  };
 }
 
 function isPassthrough(tool: Tool | undefined): boolean {

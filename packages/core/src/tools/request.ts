@@ -1,7 +1,7 @@
 /**
  * The tool loop's settings as a request carries them. One rule for every protocol: a request runs the loop when
- * its `tools` hold a `defineTool` tool or it sets any loop field; those fields configure the SDK and never reach
- * the wire, and neither does an empty `tools` array.
+ * its `tools` hold a `defineTool` tool or it sets any loop field (structured `output` and `repair` included); those
+ * fields configure the SDK and never reach the wire as they are, and neither does an empty `tools` array.
  */
 import { isTool, type Tool } from './define.js';
 import type { ToolLoopOptions } from './loop.js';
@@ -14,6 +14,8 @@ export const LOOP_FIELDS = [
   'onStepFinish',
   'onToolCall',
   'prepareStep',
+  'output',
+  'repair',
 ] as const;
 
 /** The name of one loop field. */
@@ -60,6 +62,8 @@ export function loopOptionsOf<Request extends LoopFields<Request, Completion> & 
   if (request.onStepFinish !== undefined) options.onStepFinish = request.onStepFinish;
   if (request.onToolCall !== undefined) options.onToolCall = request.onToolCall;
   if (request.prepareStep !== undefined) options.prepareStep = request.prepareStep;
+  if (request.output !== undefined) options.output = request.output;
+  if (request.repair !== undefined) options.repair = request.repair;
   if (signal !== undefined) options.signal = signal;
   return options;
 }

@@ -58,3 +58,12 @@ export function streamToolLoop<Request, Completion, Message>(
 ): ToolLoopStream<Request, Completion, Message> {
   return new ToolLoopStream(adapter, request, options);
 }
+
+/**
+ * A {@link ToolLoopStream} of a request with `output`: `final()` resolves to a result whose `object` has the
+ * schema's type, and its `object` events carry deep-partial values of that type.
+ */
+export type OutputLoopStream<Request, Completion, Message, Obj> = {
+  final(): Promise<ToolLoopResult<Request, Completion, Message, Obj>>;
+  [Symbol.asyncIterator](): AsyncGenerator<ToolLoopEvent<Request, Completion, Obj>, void, undefined>;
+} & ToolLoopStream<Request, Completion, Message>;

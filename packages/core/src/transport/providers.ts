@@ -33,6 +33,16 @@ export interface ProviderPreset {
      * unfinished choices as `stop` instead of failing. Off in every built-in preset: strict unless you opt in.
      */
     doneWithoutFinishReason?: boolean;
+    /**
+     * How Chat Completions asks for structured output (`output`): `json_schema` (the default), or `json_object`
+     * for a provider that has only JSON mode (DeepSeek): JSON mode plus the schema in a system message.
+     */
+    responseFormat?: 'json_schema' | 'json_object';
+    /**
+     * Anthropic Messages: the API accepts `output_config.format` (native structured outputs). Without it,
+     * structured output is a forced tool, which every Messages server understands.
+     */
+    outputConfig?: boolean;
   };
 }
 
@@ -63,7 +73,11 @@ export const PROVIDERS = {
     query: { 'api-version': '2024-10-21' },
     quirks: { streamOptions: true },
   },
-  deepseek: openAICompatible('deepseek', 'https://api.deepseek.com', ['DEEPSEEK_API_KEY']),
+  /** DeepSeek's `response_format` knows only `json_object`. */
+  deepseek: {
+    ...openAICompatible('deepseek', 'https://api.deepseek.com', ['DEEPSEEK_API_KEY']),
+    quirks: { streamOptions: true, responseFormat: 'json_object' },
+  },
   qwen: { ...dashscope, name: 'qwen' },
   dashscope,
   zhipu: openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
@@ -94,7 +108,7 @@ export const PROVIDERS = {
     apiKeyEnv: ['ANTHROPIC_API_KEY'],
     auth: 'x-api-key',
     headers: { 'anthropic-version': '2023-06-01' },
-    quirks: { streamOptions: false },
+    quirks: { streamOptions: false, outputConfig: true },
   },
   /**
    * Any OpenAI-compatible server: pass `baseURL` (and `apiKey` when it wants one). No environment variable is

@@ -1,0 +1,270 @@
+/**
+ * Structured output through the front door, on all three protocols against @ai4ts/testing's server (real HTTP):
+ * the exact wire bodies, object events, refusal, repair, and output with tools.
+ */
+import { type MockModel, type MockScript, startMockModel } from '@ai4ts/testing';
+import {
+  Ai4ts,
+  type Ai4tsOptions,
+  defineTool,
+  OutputRefusalError,
+  OutputValidationError,
+  type ToolLoopPartial,
+} from 'ai4ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+
+const City = z
+  .object({
+    name: z.string(),
+    country: z.string(),
+    population: z.number().optional(),
+    sights: z.array(z.string()).default([]),
+  })
+  .meta({ title: 'city' });
+
+const ANSWER = { name: 'Zürich', country: 'CH', population: 443_037, sights: ['Grossmünster', 'See "Zürichsee"'] };
+const QUESTION = 'Tell me about Zürich';
+
+/** The strict-mode schema every json_schema request carries. */
+const STRICT = {
+  type: 'object',
+  title: 'city',
+  properties: {
+    name: { type: 'string' },
+    country: { type: 'string' },
+    population: { type: ['number', 'null'] },
+    sights: { type: ['array', 'null'], items: { type: 'string' }, default: [] },
+  },
+  required: ['name', 'country', 'population', 'sights'],
+  additionalProperties: false,
+};
+
+/** The input-side schema, as a forced tool's input_schema. */
+const INPUT = {
+  type: 'object',
+  title: 'city',
+  properties: {
+    name: { type: 'string' },
+    country: { type: 'string' },
+    population: { type: 'number' },
+    sights: { type: 'array', items: { type: 'string' }, default: [] },
+  },
+  required: ['name', 'country'],
+};
+
+let model: MockModel | undefined;
+afterEach(async () => {
+  await model?.close();
+  model = undefined;
+});
+
+async function client(script: MockScript, options: Partial<Ai4tsOptions> = {}): Promise<Ai4ts> {
+  model = await startMockModel({ script, seed: 3 });
+  return new Ai4ts({ provider: 'openai-compatible', ...options, baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
+}
+
+function bodies(): Record<string, unknown>[] {
+  return (model?.requests ?? []).filter((r) => r.method === 'POST').map((r) => r.body as Record<string, unknown>);
+}
+
+async function rejection<E>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
+  const thrown = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(thrown instanceof type)) throw new Error(`expected a rejection with ${type.name}, got ${String(thrown)}`);
+  return thrown;
+}
+
+type Protocol = 'chat' | 'responses' | 'messages';
+
+/** One structured request per protocol, streamed or not, with the extra fields given. */
+function ask(c: Ai4ts, protocol: Protocol, extra: { repair?: number; tools?: ReturnType<typeof defineTool>[] } = {}) {
+  if (protocol === 'chat') return c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: QUESTION }], output: City, ...extra });
+  if (protocol === 'responses') return c.responses.stream({ model: 'mock-model', input: QUESTION, output: City, ...extra });
+  return c.messages.stream({
+    model: 'mock-model',
+    max_tokens: 400,
+    messages: [{ role: 'user', content: QUESTION }],
+    output: City,
+    ...extra,
+  });
+}
+
+const EXPECTED_BODY: Record<Protocol, Record<string, unknown>> = {
+  chat: {
+    model: 'mock-model',
+    messages: [{ role: 'user', content: QUESTION }],
+    response_format: { type: 'json_schema', json_schema: { name: 'city', schema: STRICT, strict: true } },
+    stream: true,
+    stream_options: { include_usage: true },
+  },
+  responses: {
+    model: 'mock-model',
+    input: [{ type: 'message', role: 'user', content: QUESTION }],
+    text: { format: { type: 'json_schema', name: 'city', schema: STRICT, strict: true } },
+    stream: true,
+  },
+  messages: {
+    model: 'mock-model',
+    max_tokens: 400,
+    messages: [{ role: 'user', content: QUESTION }],
+    tools: [{ name: 'city', description: 'Give the final answer: its input is the answer.', input_schema: INPUT }],
+    tool_choice: { type: 'tool', name: 'city' },
+    stream: true,
+  },
+};
+
+describe.each(['chat', 'responses', 'messages'] as const)('structured output over %s', (protocol) => {
+  it('sends the exact body, streams monotone object events, and resolves to the validated object', async () => {
+    const c = await client([{ object: ANSWER }]);
+    const stream = ask(c, protocol);
+    const objects: unknown[] = [];
+    for await (const event of stream) if (event.type === 'object') objects.push(event.object);
+    const result = await stream.final();
+
+    expect(bodies()).toEqual([EXPECTED_BODY[protocol]]);
+    expect(result.object).toEqual(ANSWER);
+    expect(JSON.parse(result.text)).toEqual(ANSWER);
+    expect(objects.length).toBeGreaterThan(5);
+    expect(objects.at(-1)).toEqual(ANSWER);
+    for (const [i, partial] of objects.entries()) {
+      const name = (partial as { name?: string }).name ?? '';
+      expect(ANSWER.name.startsWith(name)).toBe(true);
+      if (i > 0) expect(name.length).toBeGreaterThanOrEqual(((objects[i - 1] as { name?: string }).name ?? '').length);
+    }
+    const typed: string[] = result.object.sights;
+    expect(typed).toHaveLength(2);
+  });
+
+  it('applies defaults after the last object event, which equals the answer as sent', async () => {
+    const sent = { name: 'Bern', country: 'CH', population: null, sights: null };
+    const c = await client([{ object: sent }]);
+    const stream = ask(c, protocol);
+    let last: unknown;
+    for await (const event of stream) if (event.type === 'object') last = event.object;
+    const result = await stream.final();
+    expect(last).toEqual(sent);
+    expect(result.object).toEqual({ name: 'Bern', country: 'CH', sights: [] });
+  });
+
+  it('reports a refusal as OutputRefusalError', async () => {
+    const c = await client([{ refusal: 'I will not.' }]);
+    const error = await rejection(ask(c, protocol).final(), OutputRefusalError);
+    expect(error.refusal).toBe('I will not.');
+    expect((error.partial as ToolLoopPartial).steps).toHaveLength(1);
+  });
+
+  it('repair: the issues go back, each attempt a step, usage summed', async () => {
+    const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+    const c = await client([
+      { object: { name: 'Zürich', country: 41 }, usage },
+      { object: ANSWER, usage },
+    ]);
+    const result = await ask(c, protocol, { repair: 1 }).final();
+    expect(result.object).toEqual(ANSWER);
+    expect(result.steps).toHaveLength(2);
+    expect(result.usage).toMatchObject({ prompt_tokens: 14, completion_tokens: 6, total_tokens: 20 });
+    const feedback =
+      'Your answer does not match the required JSON schema:\n' +
+      '- country: Invalid input: expected string, received number\n' +
+      'Answer again with only the corrected JSON.';
+    const second = bodies()[1];
+    const transcript = protocol === 'responses' ? second?.input : second?.messages;
+    expect(JSON.stringify(transcript)).toContain(JSON.stringify(feedback));
+  });
+
+  it('without repair, a mismatch is an OutputValidationError with the raw text and the issues', async () => {
+    const c = await client([{ object: { name: 'Zürich' } }]);
+    const error = await rejection(ask(c, protocol).final(), OutputValidationError);
+    expect(JSON.parse(error.text)).toEqual({ name: 'Zürich' });
+    expect(error.issues.map((issue) => issue.path)).toEqual([['country']]);
+    expect((error.partial as ToolLoopPartial).steps).toHaveLength(1);
+  });
+
+  it('with tools: the tools run, then the final answer is parsed', async () => {
+    const ran: string[] = [];
+    const lookup = defineTool({
+      name: 'lookup',
+      parameters: z.object({ city: z.string() }),
+      execute: ({ city }) => {
+        ran.push(city);
+        return { population: 443_037 };
+      },
+    });
+    const outputCall = protocol === 'messages' ? { toolCalls: [{ name: 'city', arguments: ANSWER }] } : { object: ANSWER };
+    const c = await client([{ toolCalls: [{ name: 'lookup', arguments: { city: 'Zürich' } }] }, outputCall]);
+    const stream = ask(c, protocol, { tools: [lookup] });
+    const steps: number[] = [];
+    for await (const event of stream) if (event.type === 'object') steps.push(event.step);
+    const result = await stream.final();
+    expect(ran).toEqual(['Zürich']);
+    expect(result.object).toEqual(ANSWER);
+    expect(result.steps).toHaveLength(2);
+    expect(new Set(steps)).toEqual(new Set([2]));
+    if (protocol === 'messages') expect(bodies()[0]?.tool_choice).toEqual({ type: 'any' });
+  });
+});
+
+describe('Anthropic Messages: native structured outputs', () => {
+  it('uses output_config.format with the strict schema on the anthropic preset', async () => {
+    const c = await client([{ object: ANSWER }], { provider: 'anthropic' });
+    const result = await c.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 400,
+      messages: [{ role: 'user', content: QUESTION }],
+      output: City,
+    });
+    expect(bodies()).toEqual([
+      {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 400,
+        messages: [{ role: 'user', content: QUESTION }],
+        output_config: { format: { type: 'json_schema', schema: STRICT } },
+        stream: true,
+      },
+    ]);
+    expect(result.object).toEqual(ANSWER);
+  });
+
+  it('falls back to the forced tool for a model without it', async () => {
+    const c = await client([{ object: ANSWER }], { provider: 'anthropic' });
+    const result = await c.messages.create({
+      model: 'claude-sonnet-4-20250514',
+      max_tokens: 400,
+      messages: [{ role: 'user', content: QUESTION }],
+      output: City,
+    });
+    expect(bodies()[0]?.tool_choice).toEqual({ type: 'tool', name: 'city' });
+    expect(bodies()[0]?.output_config).toBeUndefined();
+    expect(result.object).toEqual(ANSWER);
+  });
+
+  it('repairs a forced-tool answer with an error tool_result', async () => {
+    const c = await client([{ object: { name: 'Zürich' } }, { object: ANSWER }]);
+    const result = await c.messages.create({
+      model: 'mock-model',
+      max_tokens: 400,
+      messages: [{ role: 'user', content: QUESTION }],
+      output: City,
+      repair: 1,
+    });
+    expect(result.object).toEqual(ANSWER);
+    const [first, second] = result.steps;
+    const id = first?.completion.content.filter((block) => block.type === 'tool_use').map((block) => Reflect.get(block, 'id'))[0];
+    expect(second?.request.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: id,
+          content:
+            'Your answer does not match the required JSON schema:\n- country: Invalid input: expected string, received undefined\n' +
+            'Answer again with only the corrected JSON.',
+          is_error: true,
+        },
+      ],
+    });
+  });
+});

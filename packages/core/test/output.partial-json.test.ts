@@ -1,0 +1,159 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PartialJsonParser } from '../src/output/partial-json.js';
+
+/** Every value the parser reported, in order, for `text` cut into `pieces`. */
+function partials(pieces: readonly string[]): { values: unknown[]; parser: PartialJsonParser } {
+  const parser = new PartialJsonParser();
+  const values: unknown[] = [];
+  for (const piece of pieces) if (parser.push(piece)) values.push(parser.value);
+  if (parser.end()) values.push(parser.value);
+  return { values, parser };
+}
+
+/** `text` cut at the given positions. */
+function cut(text: string, positions: readonly number[]): string[] {
+  const sorted = [...new Set(positions.map((p) => p % (text.length + 1)))].sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const at of sorted) {
+    pieces.push(text.slice(from, at));
+    from = at;
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+/** Whether `earlier` holds nothing `later` does not: strings only grow, other primitives are equal. */
+function within(earlier: unknown, later: unknown): boolean {
+  if (typeof earlier === 'string') return typeof later === 'string' && later.startsWith(earlier);
+  if (Array.isArray(earlier)) {
+    return Array.isArray(later) && earlier.length <= later.length && earlier.every((item, i) => within(item, later[i]));
+  }
+  if (typeof earlier === 'object' && earlier !== null) {
+    if (typeof later !== 'object' || later === null || Array.isArray(later)) return false;
+    return Object.entries(earlier).every(([key, value]) => Object.hasOwn(later, key) && within(value, Reflect.get(later, key)));
+  }
+  return Object.is(earlier, later);
+}
+
+describe('PartialJsonParser', () => {
+  it('for any JSON value and any fragmentation: partials are monotone and the last equals JSON.parse', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        (value, pretty, positions) => {
+          const text = pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+          const expected: unknown = JSON.parse(text);
+          const { values, parser } = partials(cut(text, positions));
+          expect(parser.error).toBeUndefined();
+          expect(parser.complete).toBe(true);
+          for (let i = 1; i < values.length; i++) expect(within(values[i - 1], values[i])).toBe(true);
+          for (const partial of values) expect(within(partial, expected)).toBe(true);
+          expect(values.at(-1)).toEqual(expected);
+          expect(Object.is(parser.value, expected) || JSON.stringify(parser.value) === JSON.stringify(expected)).toBe(true);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('any unicode string, escaped or not, split anywhere (surrogate pairs and \\u escapes across deltas)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.boolean(), fc.array(fc.nat(), { maxLength: 30 }), (s, ascii, positions) => {
+        const text = ascii
+          ? JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+          : JSON.stringify(s);
+        const { values } = partials(cut(text, positions));
+        expect(values.at(-1)).toBe(s);
+        for (const partial of values) expect(s.startsWith(partial as string)).toBe(true);
+      }),
+    );
+  });
+
+  it('a number appears only once complete: -0.5e-3 digit by digit', () => {
+    const { values } = partials([...'{"n": -0.5e-3}']);
+    expect(values).toEqual([{}, { n: -0.0005 }]);
+    const root = partials([...'-0.5e-3']);
+    expect(root.values).toEqual([-0.0005]);
+    expect(Object.is(partials(['-0']).values[0], -0)).toBe(true);
+  });
+
+  it('no half keywords: `tru` is not `true`', () => {
+    const parser = new PartialJsonParser();
+    parser.push('[tru');
+    expect(parser.value).toEqual([]);
+    parser.push('e, nul');
+    expect(parser.value).toEqual([true]);
+    parser.push('l, fals');
+    expect(parser.value).toEqual([true, null]);
+  });
+
+  it('a member appears once its key is complete and its value has begun', () => {
+    const parser = new PartialJsonParser();
+    parser.push('{"na');
+    expect(parser.value).toEqual({});
+    parser.push('me":');
+    expect(parser.value).toEqual({});
+    parser.push(' "A');
+    expect(parser.value).toEqual({ name: 'A' });
+    parser.push('\\');
+    expect(parser.value).toEqual({ name: 'A' });
+    parser.push('n", "tags": [');
+    expect(parser.value).toEqual({ name: 'A\n', tags: [] });
+  });
+
+  it('shares every unchanged subtree with the previous value', () => {
+    const parser = new PartialJsonParser();
+    parser.push('{"a": {"x": [1, 2]}, "b": {"y": "h');
+    const first = parser.value as { a: unknown; b: { y: string } };
+    parser.push('i');
+    const second = parser.value as { a: unknown; b: { y: string } };
+    expect(second).not.toBe(first);
+    expect(second.a).toBe(first.a);
+    expect(second.b).not.toBe(first.b);
+    expect(first.b.y).toBe('h');
+    expect(second.b.y).toBe('hi');
+    expect(parser.value).toBe(second);
+  });
+
+  it('deep nesting', () => {
+    const depth = 5000;
+    const text = '['.repeat(depth) + ']'.repeat(depth);
+    const { values } = partials(cut(text, [1, 2, 777, 5001, 9000]));
+    let level: unknown = values.at(-1);
+    let levels = 0;
+    while (Array.isArray(level) && level.length === 1) {
+      level = level[0];
+      levels++;
+    }
+    expect([levels, level]).toEqual([depth - 1, []]);
+  });
+
+  it('keeps a __proto__ key as an own member, as JSON.parse does', () => {
+    const { values } = partials(['{"__proto__": {"polluted": true}}']);
+    const value = values.at(-1) as object;
+    expect(Object.hasOwn(value, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(value).toEqual(JSON.parse('{"__proto__": {"polluted": true}}'));
+  });
+
+  it.each([
+    ['{"a" 1}', 'Expected ":"'],
+    ['[1,]', 'Unexpected "]"'],
+    ['{"a": tx}', 'Unexpected "tx"'],
+    ['"\\x"', 'Bad escape'],
+    ['01', 'Bad number'],
+    ['[1] 2', 'after the JSON value'],
+    ['"a\nb"', 'Control character'],
+    ['{"a": 1', 'Unexpected end'],
+  ])('rejects %j', (text, message) => {
+    const parser = new PartialJsonParser();
+    parser.push(text);
+    parser.end();
+    expect(parser.error).toContain(message);
+    expect(() => JSON.parse(text)).toThrow();
+  });
+});
