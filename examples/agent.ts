@@ -12,8 +12,8 @@
  *   npx tsx examples/agent.ts --protocol=messages
  */
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
-import { type Ai4tsOptions, createClient, defineTool, PROVIDERS, type ProviderName, resolveProvider } from 'ai4ts';
-import * as z from 'zod';
+import { type Ai4tsOptions, createClient, PROVIDERS, type ProviderName, resolveProvider } from 'ai4ts';
+import { convertTemperature, getWeather } from './tools.ts';
 
 const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', deepseek: 'deepseek-chat' };
 
@@ -42,31 +42,6 @@ function decoded(args: string): string {
     return args;
   }
 }
-
-// Demo readings: the point is the loop, not the weather service.
-const CELSIUS: Record<string, number> = { paris: 18, zürich: 21, zurich: 21 };
-
-const getWeather = defineTool({
-  name: 'get_weather',
-  description: 'The current weather of a city',
-  parameters: z.object({ city: z.string().describe('City name') }),
-  execute: async ({ city }) => ({ city, temperature: CELSIUS[city.toLowerCase()] ?? 15, unit: 'celsius' }),
-});
-
-const convertTemperature = defineTool({
-  name: 'convert_temperature',
-  description: 'Converts a temperature between celsius and fahrenheit',
-  parameters: z.object({
-    value: z.number(),
-    from: z.enum(['celsius', 'fahrenheit']),
-    to: z.enum(['celsius', 'fahrenheit']),
-  }),
-  execute: async ({ value, from, to }) => {
-    if (from === to) return value;
-    const converted = from === 'celsius' ? (value * 9) / 5 + 32 : ((value - 32) * 5) / 9;
-    return Math.round(converted * 10) / 10;
-  },
-});
 
 const PROTOCOLS = ['chat', 'responses', 'messages'] as const;
 type Protocol = (typeof PROTOCOLS)[number];

@@ -56,9 +56,9 @@ export function chatToolLoopAdapter(
   options: ChatRequestOptions = {},
 ): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
-    send(request, { signal, emit }) {
+    send(request, { signal, emit, telemetry }) {
       const wire = toWireRequest(request, transport.provider.quirks);
-      return forwardStep(streamWireBody(transport, wire, { ...options, signal }), emit);
+      return forwardStep(streamWireBody(transport, wire, { ...options, signal, telemetry }), emit);
     },
     readTurn(completion): ModelTurn {
       const choice = completion.choices[0];
@@ -85,6 +85,7 @@ export function chatToolLoopAdapter(
     toolMessages: (results: readonly ToolResult[]) =>
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    telemetry: (requested) => transport.telemetry(options, requested),
     repairMessages: (_completion, feedback) => [{ role: 'user', content: feedback }],
   };
 }

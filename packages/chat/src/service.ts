@@ -1,8 +1,8 @@
 /** ChatService: Chat Completions over a Transport, one plain request at a time (`create` and `stream`). */
 import { ProtocolError, type Transport } from '@ai4ts/core';
-import { isRecord, readCreated } from '@ai4ts/core/internal';
+import { callOptionsOf, isRecord, sendCreate } from '@ai4ts/core/internal';
 import { ChatStreamListener } from './listener.js';
-import { type ChatStream, streamChatCompletion } from './stream.js';
+import { CHAT_PROTOCOL, type ChatStream, streamChatCompletion } from './stream.js';
 import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
 import type { ChatCompletion, ChatCompletionRequest } from './types.js';
 
@@ -27,15 +27,8 @@ export class ChatService {
     const body = toWireRequest(request, this.#transport.provider.quirks);
     delete body.stream;
     delete body.stream_options;
-    const { thinkTags, ...requestOptions } = options;
-    const response = await this.#transport.request(CHAT_COMPLETIONS_PATH, {
-      method: 'POST',
-      body,
-      options: requestOptions,
-    });
-    return readCreated(response, {
-      signal: options.signal,
-      secrets: this.#transport.secrets(options),
+    const { thinkTags, ...requestOptions } = callOptionsOf(request, options);
+    return sendCreate(this.#transport, CHAT_PROTOCOL, CHAT_COMPLETIONS_PATH, body, requestOptions, {
       listener: () => new ChatStreamListener({ thinkTags }),
       parse: parseCompletion,
     });

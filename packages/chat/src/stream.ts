@@ -3,6 +3,7 @@
  * service and the tool loop both use.
  */
 import { ListenerStream, type Transport } from '@ai4ts/core';
+import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { type ChatStreamEvents, ChatStreamListener } from './listener.js';
 import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
@@ -24,6 +25,18 @@ import type { ChatCompletion, ChatCompletionRequest } from './types.js';
  */
 export class ChatStream extends ListenerStream<ChatStreamListener, ChatCompletion, ChatStreamEvents> {}
 
+/** How a span, a log line and the cost read a completion. */
+export const CHAT_PROTOCOL: ModelProtocol<ChatCompletion> = {
+  name: 'chat',
+  summarize: (completion) => ({
+    id: completion.id,
+    model: completion.model,
+    finishReasons: completion.choices.flatMap((choice) => (choice.finish_reason ? [choice.finish_reason] : [])),
+    usage: completion.usage,
+    output: completion.choices.map((choice) => choice.message),
+  }),
+};
+
 /**
  * Sends one streaming request and returns its {@link ChatStream}, already running. The body is
  * {@link toWireRequest}'s plus `stream: true` and, unless the caller set `stream_options` or the provider's preset
@@ -38,7 +51,7 @@ export function streamChatCompletion(
   request: ChatCompletionRequest,
   options: ChatRequestOptions = {},
 ): ChatStream {
-  return streamWireBody(transport, toWireRequest(request, transport.provider.quirks), options);
+  return streamWireBody(transport, toWireRequest(request, transport.provider.quirks), callOptionsOf(request, options));
 }
 
 /** {@link streamChatCompletion} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */
@@ -52,12 +65,14 @@ export function streamWireBody(
     body.stream_options = { include_usage: true };
   }
   const { thinkTags, signal, ...requestOptions } = options;
+  const call = transport.call(CHAT_PROTOCOL, body, requestOptions);
   return new ChatStream(
     new ChatStreamListener({ thinkTags, finishOnDone: transport.provider.quirks.doneWithoutFinishReason }),
     async (combined) => {
       const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
         body,
         options: { ...requestOptions, signal: combined },
+        watch: call,
       });
       // Some servers ignore `stream: true` and answer one JSON completion: read it as a single event.
       const json = stream.response.headers.get('content-type')?.includes('application/json');
@@ -65,6 +80,7 @@ export function streamWireBody(
     },
     signal,
     transport.streamRetry(requestOptions),
+    call,
   );
 }
 

@@ -2,7 +2,7 @@
  * The Chat Completions wire: the request (with its zod schema, checked once per call at the boundary), the
  * streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them by hand.
  */
-import type { ChatTool, FinishReason, Usage } from '@ai4ts/core';
+import type { ChatTool, FinishReason, SdkFields, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
 
@@ -64,7 +64,7 @@ export const ChatCompletionRequestSchema = z.looseObject({
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 /** One plain Chat Completions request: the wire fields only (no tool-loop fields, no `defineTool` tools). */
-export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema> & SdkFields;
 
 /**
  * A complete tool call in a completion. Fields the provider sent beside the known ones (Gemini's

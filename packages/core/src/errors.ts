@@ -82,8 +82,7 @@ export class ApiError<P = unknown> extends Ai4tsError<P> {
     options: Ai4tsErrorOptions = {},
   ): ApiError {
     const info = readProviderError(body) ?? { message: statusText(status) };
-    const requestId =
-      headers?.get('x-request-id') ?? headers?.get('request-id') ?? headers?.get('x-ms-request-id') ?? undefined;
+    const requestId = headers && requestIdOf(headers);
     const init: ApiErrorOptions = {
       ...options,
       status,
@@ -113,6 +112,11 @@ export class ApiError<P = unknown> extends Ai4tsError<P> {
       partial,
     });
   }
+}
+
+/** The provider's request id: OpenAI's `x-request-id`, Anthropic's `request-id`, Azure's `x-ms-request-id`. */
+export function requestIdOf(headers: Headers): string | undefined {
+  return headers.get('x-request-id') ?? headers.get('request-id') ?? headers.get('x-ms-request-id') ?? undefined;
 }
 
 /** 401 or 403: the key is missing, wrong, or lacks permission. */

@@ -20,6 +20,7 @@ export {
   type ProviderErrorInfo,
   RateLimitError,
   readProviderError,
+  requestIdOf,
   ServerError,
   StreamIncompleteError,
   TimeoutError,
@@ -75,5 +76,6 @@ export {
   structuredOutput,
 } from './output/output.js';
 export { PartialJsonParser } from './output/partial-json.js';
+export * from './observe/index.js';
 export * from './tools/index.js';
 export * from './transport/index.js';

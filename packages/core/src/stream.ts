@@ -25,6 +25,7 @@ import { toAi4tsError } from './internal/fail.js';
 import { readInto, type StreamListener } from './listener.js';
 import { isRetryableStatus, retryDelay, sleep } from './transport/retry.js';
 import type { StreamRetry } from './transport/transport.js';
+import type { ModelCall, ResponseInfo } from './observe/call.js';
 
 /**
  * Runs the stream: call `push` with each event to yield, in order, and resolve to the final result. `signal`
@@ -260,42 +261,93 @@ export class ListenerStream<
    * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
    * @param retry How often and when to retry ({@link Transport.streamRetry}); none when absent.
    */
-  constructor(listener: Listener, open: OpenEvents, signal?: AbortSignal, retry?: StreamRetry) {
+  readonly #call: ModelCall<Final> | undefined;
+
+  /**
+   * @param listener Receives every event; attach handlers to it or to the handle.
+   * @param open Sends the request (again for each retry).
+   * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
+   * @param retry How often and when to retry ({@link Transport.streamRetry}); none when absent.
+   * @param call The model call this stream is ({@link Transport.call}): its span, outcome log, request id, cost.
+   */
+  constructor(
+    listener: Listener,
+    open: OpenEvents,
+    signal?: AbortSignal,
+    retry?: StreamRetry,
+    call?: ModelCall<Final>,
+  ) {
     super(
       async (push, combined) => {
-        for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
-        for (let attempt = 0; ; attempt++) {
-          let events: AsyncIterable<SseEvent>;
-          try {
-            events = await open(combined);
-          } catch (error) {
-            // The Transport already retried what fails before the headers.
-            throw listener.fail(toAi4tsError(error, { signal: combined }));
-          }
-          try {
-            return await readInto(events, listener, combined);
-          } catch (error) {
-            const failure = listener.error;
-            // Only the listener's own failure with nothing received; a handler's throw is the caller's.
-            const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
-            if (!retry || !retryable || attempt >= retry.maxRetries) throw error;
-            const delayMs = retryDelay(attempt, retry.backoff) ?? 0;
-            listener.emit('retry', { type: 'retry', attempt: attempt + 1, error: failure, delayMs });
-            retry.onRetry?.(failure, attempt + 1);
-            // A reset, not a new listener: `listener` is public and holds the caller's handlers.
-            listener.reset();
-            try {
-              await sleep(delayMs, combined);
-            } catch (aborted) {
-              throw listener.fail(toAi4tsError(aborted, { signal: combined }));
-            }
-          }
+        try {
+          const starting = call?.start();
+          if (starting) await starting;
+          // Only a span times the first chunk: with telemetry off no event pays for it.
+          const timed = call?.timesFirstChunk;
+          const forward = timed
+            ? (event: StreamEvent) => {
+                call?.firstChunk();
+                push(event);
+              }
+            : push;
+          for (const name of STREAM_EVENT_NAMES) listener.on(name, forward);
+          const final = await attempts(listener, open, combined, retry, call);
+          return call ? call.end(final) : final;
+        } catch (error) {
+          throw call ? call.fail(error) : error;
         }
       },
       listener,
       signal,
     );
     this.listener = listener;
+    this.#call = call;
+  }
+
+  /**
+   * The HTTP response of the current attempt once its headers arrived: status, headers (secrets redacted) and the
+   * provider's request id. Undefined before, and for a handle built without a Transport call.
+   */
+  get response(): ResponseInfo | undefined {
+    return this.#call?.response;
+  }
+}
+
+/** Sends the request and reads it into the listener, again after a failure before the first event (see above). */
+async function attempts<Final>(
+  listener: StreamListener<Final> & StreamEventSource & RetryEventTarget & { fail(error: unknown): Ai4tsError },
+  open: OpenEvents,
+  combined: AbortSignal,
+  retry: StreamRetry | undefined,
+  call: ModelCall<Final> | undefined,
+): Promise<Final> {
+  for (let attempt = 0; ; attempt++) {
+    let events: AsyncIterable<SseEvent>;
+    try {
+      events = await open(combined);
+    } catch (error) {
+      // The Transport already retried what fails before the headers.
+      throw listener.fail(toAi4tsError(error, { signal: combined }));
+    }
+    try {
+      return await readInto(events, listener, combined);
+    } catch (error) {
+      const failure = listener.error;
+      // Only the listener's own failure with nothing received; a handler's throw is the caller's.
+      const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
+      if (!retry || !retryable || attempt >= retry.maxRetries) throw error;
+      const delayMs = retryDelay(attempt, retry.backoff) ?? 0;
+      listener.emit('retry', { type: 'retry', attempt: attempt + 1, error: failure, delayMs });
+      call?.retry(attempt + 1, failure.name, delayMs, 'stream');
+      retry.onRetry?.(failure, attempt + 1);
+      // A reset, not a new listener: `listener` is public and holds the caller's handlers.
+      listener.reset();
+      try {
+        await sleep(delayMs, combined);
+      } catch (aborted) {
+        throw listener.fail(toAi4tsError(aborted, { signal: combined }));
+      }
+    }
   }
 }
 

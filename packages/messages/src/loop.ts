@@ -67,11 +67,11 @@ export function messagesToolLoopAdapter(
   // With `output` as a forced tool (see `outputMode`): that tool's name. Its call is the answer, not a tool to run.
   let outputTool: string | undefined;
   return {
-    send(request, { signal, emit }) {
+    send(request, { signal, emit, telemetry }) {
       const output = outputOf(request);
       const quirks = transport.provider.quirks;
       outputTool = output && outputMode(request.model, quirks) === 'tool' ? output.name : undefined;
-      const handle = streamWireBody(transport, toWireRequest(request, quirks), { ...options, signal });
+      const handle = streamWireBody(transport, toWireRequest(request, quirks), { ...options, signal, telemetry });
       return forwardStep(handle, emit && outputTool !== undefined ? answerAsContent(outputTool, emit) : emit);
     },
     readTurn(message): ModelTurn {
@@ -96,6 +96,7 @@ export function messagesToolLoopAdapter(
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
     parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    telemetry: (requested) => transport.telemetry(options, requested),
     // A rejected forced-tool answer is a tool_use: it gets its tool_result, an error holding the feedback.
     repairMessages: (message, feedback) => {
       const answer = toToolCalls(message).find((call) => call.name === outputTool);

@@ -2,11 +2,11 @@
  * `POST /messages` over a Transport: one-shot `create` and live `stream`.
  */
 import type { Transport } from '@ai4ts/core';
-import { readCreated } from '@ai4ts/core/internal';
+import { callOptionsOf, sendCreate } from '@ai4ts/core/internal';
 import { MessageStreamListener } from './listener.js';
 import { readCreatedMessage } from './parse.js';
 import { MESSAGES_PATH, type MessageRequestOptions, toWireRequest } from './request.js';
-import { type MessageStream, streamMessage } from './stream.js';
+import { MESSAGES_PROTOCOL, type MessageStream, streamMessage } from './stream.js';
 import type { Message, MessageCreateParams } from './types.js';
 
 /** The Messages API: `create` for the whole message, `stream` to watch it arrive. Plain requests only. */
@@ -28,10 +28,7 @@ export class MessagesService {
    */
   async create(request: MessageCreateParams, options: MessageRequestOptions = {}): Promise<Message> {
     const body = { ...toWireRequest(request), stream: false };
-    const response = await this.#transport.request(MESSAGES_PATH, { method: 'POST', body, options });
-    return readCreated(response, {
-      signal: options.signal,
-      secrets: this.#transport.secrets(options),
+    return sendCreate(this.#transport, MESSAGES_PROTOCOL, MESSAGES_PATH, body, callOptionsOf(request, options), {
       listener: () => new MessageStreamListener(),
       parse: readCreatedMessage,
     });

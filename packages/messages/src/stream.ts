@@ -3,9 +3,23 @@
  * step the service and the tool loop both use.
  */
 import { ListenerStream, type Transport } from '@ai4ts/core';
+import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
 import { type MessageStreamEvents, MessageStreamListener } from './listener.js';
 import { MESSAGES_PATH, type MessageRequestOptions, toWireRequest } from './request.js';
+import { toChatUsage, toFinishReason } from './convert.js';
 import type { Message, MessageCreateParams } from './types.js';
+
+/** How a span, a log line and the cost read a message. */
+export const MESSAGES_PROTOCOL: ModelProtocol<Message> = {
+  name: 'messages',
+  summarize: (message) => ({
+    id: message.id,
+    model: message.model,
+    finishReasons: message.stop_reason ? [toFinishReason(message.stop_reason)] : [],
+    usage: toChatUsage(message.usage),
+    output: [{ role: message.role, content: message.content }],
+  }),
+};
 
 /**
  * A streaming Messages request in flight: core's {@link ListenerStream}, with the rules of every stream handle. It
@@ -29,7 +43,7 @@ export function streamMessage(
   request: MessageCreateParams,
   options: MessageRequestOptions = {},
 ): MessageStream {
-  return streamWireBody(transport, toWireRequest(request), options);
+  return streamWireBody(transport, toWireRequest(request), callOptionsOf(request, options));
 }
 
 /** {@link streamMessage} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */
@@ -40,10 +54,12 @@ export function streamWireBody(
 ): MessageStream {
   const body = { ...wire, stream: true };
   const { signal, ...requestOptions } = options;
+  const call = transport.call(MESSAGES_PROTOCOL, body, requestOptions);
   return new MessageStream(
     new MessageStreamListener(),
-    (combined) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, signal: combined } }),
+    (combined) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, signal: combined }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
+    call,
   );
 }

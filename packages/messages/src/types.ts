@@ -3,6 +3,8 @@
  * request parameters and the raw stream events. Fields the API may add later pass through untouched.
  */
 
+import type { SdkFields } from '@ai4ts/core';
+
 /** A citation attached to a text block (char, page, content-block, search-result or web-search location). */
 export interface TextCitation {
   type: string;
@@ -229,7 +231,7 @@ export type MessageTool = ClientToolDefinition | ServerToolDefinition;
  * The body of `POST /messages`, the API's documented fields. `stream` is set by the service. A field this type
  * does not know goes in the request options' `extraBody`. `tools` holds wire tools only.
  */
-export interface MessageCreateParams {
+export interface MessageCreateParams extends SdkFields {
   model: string;
   max_tokens: number;
   messages: MessageParam[];

@@ -68,14 +68,14 @@ export function responsesToolLoopAdapter(
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
   return {
-    async send(request, { signal, emit }) {
+    async send(request, { signal, emit, telemetry }) {
       const input = toItems(request.input);
       const step = { ...request, input };
       if (request.store !== false && previous !== undefined && input.length >= previous.known) {
         step.input = input.slice(previous.known);
         step.previous_response_id = previous.id;
       }
-      const handle = streamWireBody(transport, toWireRequest(step), { ...requestOptions, signal });
+      const handle = streamWireBody(transport, toWireRequest(step), { ...requestOptions, signal, telemetry });
       const response = await forwardStep(handle, emit);
       previous = { id: response.id, known: input.length + response.output.length };
       return response;
@@ -97,6 +97,7 @@ export function responsesToolLoopAdapter(
     toolMessages: (results) =>
       results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    telemetry: (requested) => transport.telemetry(requestOptions, requested),
     repairMessages: (_response, feedback) => [{ type: 'message', role: 'user', content: feedback }],
   };
 }

@@ -1,10 +1,10 @@
 /** `client.responses`: create, stream, retrieve, delete and resume OpenAI Responses over a shared Transport. */
 import { ProtocolError, type Transport } from '@ai4ts/core';
-import { isRecord, readCreated } from '@ai4ts/core/internal';
+import { callOptionsOf, isRecord, sendCreate } from '@ai4ts/core/internal';
 import { ResponseStreamListener } from './listener.js';
 import { isOutputItem, outputTextOf } from './merge.js';
 import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
-import { ResponseStream, streamResponse } from './stream.js';
+import { RESPONSES_PROTOCOL, ResponseStream, streamResponse } from './stream.js';
 import type { ResponseCreateRequest, ResponseObject, ResponseSnapshot } from './types.js';
 
 /** Options of {@link ResponsesService.resume}. */
@@ -41,10 +41,7 @@ export class ResponsesService {
    */
   async create(request: ResponseCreateRequest, options: ResponseRequestOptions = {}): Promise<ResponseObject> {
     const body = toWireRequest(request);
-    const response = await this.#transport.request(RESPONSES_PATH, { method: 'POST', body, options });
-    return readCreated(response, {
-      signal: options.signal,
-      secrets: this.#transport.secrets(options),
+    return sendCreate(this.#transport, RESPONSES_PROTOCOL, RESPONSES_PATH, body, callOptionsOf(request, options), {
       listener: () => new ResponseStreamListener(),
       parse: toResponseObject,
     });

@@ -1,8 +1,22 @@
 /** The handle of one streamed Responses request, and `streamResponse`, the single step a tool loop repeats. */
 import { ListenerStream, type Transport } from '@ai4ts/core';
+import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
 import { ResponseStreamListener, type ResponseStreamEvents } from './listener.js';
 import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
+import { toChatUsage, toFinishReason } from './convert.js';
 import type { ResponseCreateRequest, ResponseObject } from './types.js';
+
+/** How a span, a log line and the cost read a response. */
+export const RESPONSES_PROTOCOL: ModelProtocol<ResponseObject> = {
+  name: 'responses',
+  summarize: (response) => ({
+    id: response.id,
+    model: response.model,
+    finishReasons: [toFinishReason(response)],
+    usage: response.usage ? toChatUsage(response.usage) : undefined,
+    output: response.output,
+  }),
+};
 
 /**
  * A streamed response in flight: core's {@link ListenerStream} over a {@link ResponseStreamListener}, with the
@@ -26,7 +40,7 @@ export function streamResponse(
   request: ResponseCreateRequest,
   options: ResponseRequestOptions = {},
 ): ResponseStream {
-  return streamWireBody(transport, toWireRequest(request), options);
+  return streamWireBody(transport, toWireRequest(request), callOptionsOf(request, options));
 }
 
 /** {@link streamResponse} of a body already built by {@link toWireRequest} (the tool loop's steps). Not public. */
@@ -37,10 +51,12 @@ export function streamWireBody(
 ): ResponseStream {
   const body = { ...wire, stream: true };
   const { signal, ...requestOptions } = options;
+  const call = transport.call(RESPONSES_PROTOCOL, body, requestOptions);
   return new ResponseStream(
     new ResponseStreamListener(),
-    (combined) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, signal: combined } }),
+    (combined) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, signal: combined }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
+    call,
   );
 }

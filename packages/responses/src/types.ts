@@ -4,7 +4,7 @@
  * untouched (every received object keeps an index signature), so a newer API field is never lost. The request
  * lists the documented fields; others go in the request options' `extraBody`.
  */
-import type { ResponsesTool } from '@ai4ts/core';
+import type { ResponsesTool, SdkFields } from '@ai4ts/core';
 
 /** A response's lifecycle status as the API reports it. */
 export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
@@ -164,7 +164,7 @@ export type ResponseTool = ResponsesTool | { type: string; [key: string]: unknow
  * A `POST /responses` body, the API's documented fields. A field this type does not know goes in the request
  * options' `extraBody`. `tools` holds wire tools only (a `defineTool` tool belongs to the tool loop's request).
  */
-export interface ResponseCreateRequest {
+export interface ResponseCreateRequest extends SdkFields {
   model: string;
   input?: string | ResponseInputItem[];
   instructions?: string;

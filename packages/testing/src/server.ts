@@ -117,6 +117,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
     const body = parseJson(await readBody(req));
     requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     const headers = req.headers;
+    // Every answer carries a request id the way the real APIs do: Anthropic's `request-id`, OpenAI's `x-request-id`.
+    res.setHeader(path === '/v1/messages' ? 'request-id' : 'x-request-id', `req_${requests.length}`);
 
     if (req.method === 'GET' && path === '/v1/models') {
       const data = models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'ai4ts-testing' }));

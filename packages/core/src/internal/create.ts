@@ -2,6 +2,27 @@
 import { ApiError, isRecord, ProtocolError } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
 import { redact, toAi4tsError } from './fail.js';
+import type { ModelProtocol } from '../observe/call.js';
+import type { RequestOptions, Transport } from '../transport/transport.js';
+
+/**
+ * One non-streaming model request of any protocol, watched as a model call ({@link Transport.call}): POST `body`
+ * to `path`, then {@link readCreated}. `options` are the call's (a request's own `telemetry` merged in).
+ */
+export function sendCreate<Final>(
+  transport: Transport,
+  protocol: ModelProtocol<Final>,
+  path: string,
+  body: unknown,
+  options: RequestOptions,
+  reader: Pick<CreatedReader<Final>, 'listener' | 'parse'>,
+): Promise<Final> {
+  const call = transport.call(protocol, body, options);
+  return call.run(async () => {
+    const response = await transport.request(path, { method: 'POST', body, options, watch: call });
+    return readCreated(response, { ...reader, signal: options.signal, secrets: transport.secrets(options) });
+  });
+}
 
 /** How {@link readCreated} turns a body into the protocol's result. */
 export interface CreatedReader<Final> {

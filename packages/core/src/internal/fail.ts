@@ -81,7 +81,7 @@ export async function readErrorResponse(
 }
 
 /** The headers with every secret redacted from their values (a server may echo the key in a header). */
-function redactHeaders(headers: Headers, secrets: readonly (string | undefined)[]): Headers {
+export function redactHeaders(headers: Headers, secrets: readonly (string | undefined)[]): Headers {
   const out = new Headers();
   for (const [name, value] of headers) out.append(name, redact(value, secrets));
   return out;

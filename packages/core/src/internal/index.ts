@@ -7,7 +7,9 @@ export { addUsage } from '../events.js';
 export { sseEventsOf } from '../source.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
-export { loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
+export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
+export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
+export { type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
@@ -20,7 +22,7 @@ export {
 } from './fail.js';
 export { NEVER } from './signal.js';
 export { getOwn, setOwn } from './own.js';
-export { type CreatedReader, readCreated } from './create.js';
+export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';

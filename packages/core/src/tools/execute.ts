@@ -57,6 +57,11 @@ export interface ExecuteToolCallsOptions<Message = unknown> {
   onToolCall?: ((call: ValidToolCall) => ToolCallDecision | Promise<ToolCallDecision>) | undefined;
   /** Told of each result as it is known (tools finish in any order). */
   onResult?: ((result: ToolResult) => void) | undefined;
+  /**
+   * Told when a call starts running, or is refused before (invalid, unknown, denied); the function it returns is
+   * told the call's result (an AbortError when the loop was aborted while it ran). The tool loop's telemetry opens and ends each tool's span with it.
+   */
+  onToolStart?: ((call: ToolCall) => (outcome: ToolResult | Error) => void) | undefined;
 }
 
 /**
@@ -69,6 +74,7 @@ export async function executeToolCalls<Message = unknown>(
   options: ExecuteToolCallsOptions<Message> = {},
 ): Promise<ToolResult[]> {
   const { signal, step = 1, messages = [], concurrency = Number.POSITIVE_INFINITY, onToolCall, onResult } = options;
+  const { onToolStart } = options;
   if (!(concurrency >= 1)) throw new RangeError('concurrency must be >= 1');
   const byName = toolsByName(tools);
   const results: ToolResult[] = new Array(calls.length);
@@ -86,7 +92,10 @@ export async function executeToolCalls<Message = unknown>(
       else results[index] = errorResult(call, new ToolError(refusal, { toolName: call.name, toolCallId: call.id }));
     }
     const done = results[index];
-    if (done) onResult?.(done);
+    if (done) {
+      onToolStart?.(call)(done);
+      onResult?.(done);
+    }
   }
 
   let next = 0;
@@ -94,7 +103,15 @@ export async function executeToolCalls<Message = unknown>(
     while (next < runnable.length) {
       const { index, call } = runnable[next++] as (typeof runnable)[number];
       const context = { signal: signal ?? NEVER, toolCallId: call.id, step, messages };
-      const result = await runTool(call.tool, call.args, context);
+      const ended = onToolStart?.(call);
+      let result: ToolResult;
+      try {
+        result = await runTool(call.tool, call.args, context);
+      } catch (aborted) {
+        ended?.(aborted instanceof Error ? aborted : new Error(String(aborted)));
+        throw aborted;
+      }
+      ended?.(result);
       results[index] = result;
       onResult?.(result);
     }

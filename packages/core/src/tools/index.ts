@@ -46,6 +46,7 @@ export {
   type LoopFieldName,
   type LoopFields,
   type LoopRequestShape,
+  type SdkFields,
   type WithoutTools,
 } from './request.js';
 export { type OutputLoopStream, streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';

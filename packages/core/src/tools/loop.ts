@@ -7,7 +7,7 @@
  * a message.
  */
 import type * as z from 'zod';
-import { Ai4tsError, AbortError } from '../errors.js';
+import { Ai4tsError, AbortError, TimeoutError } from '../errors.js';
 import {
   addUsage,
   type FinishEvent,
@@ -18,6 +18,9 @@ import {
 } from '../events.js';
 import type { Tool } from './define.js';
 import { abortError } from '../internal/fail.js';
+import { resultInfo } from '../observe/call.js';
+import { addCost, type Cost } from '../observe/cost.js';
+import type { Telemetry, TelemetryOptions, ToolOutcome } from '../observe/telemetry.js';
 import { type ObjectEvent, readOutput, repairMessage, structuredOutput } from '../output/output.js';
 import { PartialJsonParser } from '../output/partial-json.js';
 import { NEVER } from '../internal/signal.js';
@@ -53,6 +56,8 @@ export interface SendContext {
    * the step). Absent when nobody listens, so the adapter may use the protocol's non-streaming request.
    */
   emit: ((event: NormalizedEvent) => void) | undefined;
+  /** Present when telemetry is on: send the request with it, so its span is a child of the loop's. */
+  telemetry?: TelemetryOptions | undefined;
 }
 
 /**
@@ -86,6 +91,11 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
   /** Whether the request allows tools to run in parallel (false for `parallel_tool_calls: false`); true if absent. */
   parallelToolCalls?(request: Request): boolean;
   /**
+   * The loop's telemetry: the client's settings with `requested` (the request's own) over them; undefined when
+   * telemetry is off. Absent: no spans.
+   */
+  telemetry?(requested: TelemetryOptions | undefined): (() => Telemetry | Promise<Telemetry>) | undefined;
+  /**
    * The messages that follow a rejected structured answer (after {@link assistantMessages}) and ask for a corrected
    * one (`repair`): a user message holding `feedback`, or the protocol's equivalent. Without it, `repair` is ignored.
    */
@@ -102,6 +112,8 @@ export interface ToolLoopStep<Request = unknown, Completion = unknown> {
   text: string;
   finishReason: FinishReason;
   usage: Usage | undefined;
+  /** What the step's request cost, when the client has a price for its model (`prices`). */
+  cost: Cost | undefined;
   toolCalls: ToolCall[];
   /** One result per executed or rejected call, in call order; empty when the calls were not run. */
   toolResults: ToolResult[];
@@ -121,6 +133,8 @@ export interface ToolLoopResult<Request = unknown, Completion = unknown, Message
   steps: ToolLoopStep<Request, Completion>[];
   /** Summed over all steps. */
   usage: Usage | undefined;
+  /** Summed over all steps that have a cost; undefined when none has (no price for the model). */
+  cost: Cost | undefined;
   finishReason: ToolLoopFinishReason;
   /** The structured answer, validated by `output` (defaults applied); undefined without `output`. */
   object: Obj;
@@ -160,6 +174,8 @@ export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   onToolCall?(call: ValidToolCall): ToolCallDecision | Promise<ToolCallDecision>;
   /** Called before each step; return a request to send instead (it also becomes the base of later steps). */
   prepareStep?(context: PrepareStepContext<Request, Completion>): Request | undefined | Promise<Request | undefined>;
+  /** Telemetry of this loop, over the client's (the request's `telemetry` field). */
+  telemetry?: TelemetryOptions;
   /**
    * A zod object schema for the final answer (structured output): the protocol asks for JSON of that schema, the
    * stream emits `object` events as it arrives, and the result's `object` is the validated value. An answer that
@@ -242,9 +258,11 @@ export async function runSteps<Request, Completion, Message>(
   const byName = toolsByName(tools);
   const steps: ToolLoopStep<Request, Completion>[] = [];
   let usage: Usage | undefined;
+  let cost: Cost | undefined;
   let messages: Message[] = [...adapter.getMessages(request)];
   let current = request;
   let failed: { completion: Completion | undefined; text: string } = { completion: undefined, text: '' };
+  const traced = await traceLoop(adapter.telemetry?.(options.telemetry), request);
 
   try {
     for (let step = 1; ; step++) {
@@ -253,11 +271,13 @@ export async function runSteps<Request, Completion, Message>(
       emit?.({ type: 'step.start', step, request: current });
       const forward = emit && forwarder(emit, step, output !== undefined);
       const completion = await untilAborted(
-        adapter.send(current, { step, signal: signal ?? NEVER, emit: forward }),
+        adapter.send(current, { step, signal: signal ?? NEVER, emit: forward, telemetry: traced?.steps.options }),
         signal,
       );
       const turn = adapter.readTurn(completion);
       usage = addUsage(usage, turn.usage);
+      const stepCost = typeof completion === 'object' && completion !== null ? resultInfo(completion)?.cost : undefined;
+      cost = addCost(cost, stepCost);
       const sent = adapter.getMessages(current);
       messages = [...sent, ...adapter.assistantMessages(completion)];
       failed = { completion, text: turn.text };
@@ -268,6 +288,7 @@ export async function runSteps<Request, Completion, Message>(
         text: turn.text,
         finishReason: turn.finishReason,
         usage: turn.usage,
+        cost: stepCost,
         toolCalls: [...turn.toolCalls],
         toolResults: [],
       };
@@ -297,6 +318,7 @@ export async function runSteps<Request, Completion, Message>(
           concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
           onToolCall: options.onToolCall && ((call) => options.onToolCall?.(call)),
           onResult: emit && ((result) => emit(toolResultEvent(result, step))),
+          onToolStart: traced && ((call) => traceTool(traced.steps, call)),
         });
         messages.push(...adapter.toolMessages(record.toolResults));
       }
@@ -307,7 +329,8 @@ export async function runSteps<Request, Completion, Message>(
       if (rejected) throw rejected;
       if (stop !== undefined) {
         emit?.({ type: 'finish', step, finishReason: stop, usage });
-        return { completion, text: turn.text, messages, steps, usage, finishReason: stop, object };
+        traced?.end({ steps: step, usage, cost, finishReason: stop, error: undefined });
+        return { completion, text: turn.text, messages, steps, usage, cost, finishReason: stop, object };
       }
       current = adapter.withMessages(current, messages);
       failed = { completion: undefined, text: '' };
@@ -322,12 +345,45 @@ export async function runSteps<Request, Completion, Message>(
         messages,
         steps,
         usage,
+        cost,
         finishReason: undefined,
       };
       error.partial = partial;
     }
+    traced?.end({ steps: steps.length, usage, cost, finishReason: undefined, error });
     throw error;
   }
+}
+
+/** A loop's span and the telemetry its steps and tools run under. */
+interface TracedLoop {
+  steps: Telemetry;
+  end(outcome: Parameters<Telemetry['endLoop']>[1]): void;
+}
+
+/** Starts the loop's span when telemetry is on; waits only the first time `@opentelemetry/api` loads. */
+async function traceLoop(
+  resolve: (() => Telemetry | Promise<Telemetry>) | undefined,
+  request: unknown,
+): Promise<TracedLoop | undefined> {
+  if (!resolve) return undefined;
+  const resolved = resolve();
+  const telemetry = resolved instanceof Promise ? await resolved : resolved;
+  const span = telemetry.startLoop(request);
+  return { steps: telemetry.under(span), end: (outcome) => telemetry.endLoop(span, outcome) };
+}
+
+/** Opens a tool's span; the returned function ends it with the call's outcome. */
+function traceTool(telemetry: Telemetry, call: ToolCall): (outcome: ToolResult | Error) => void {
+  const span = telemetry.startTool(call);
+  return (outcome) => telemetry.endTool(span, toolOutcome(outcome));
+}
+
+function toolOutcome(outcome: ToolResult | Error): ToolOutcome {
+  if (outcome instanceof Error) return { kind: 'error', content: '', error: outcome };
+  if (!outcome.isError) return { kind: 'ok', content: outcome.content, error: undefined };
+  const kind = outcome.error instanceof TimeoutError ? 'timeout' : outcome.durationMs === undefined ? 'rejected' : 'error';
+  return { kind, content: outcome.content, error: outcome.error };
 }
 
 /**

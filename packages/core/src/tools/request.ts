@@ -3,6 +3,8 @@
  * its `tools` hold a `defineTool` tool or it sets any loop field (structured `output` and `repair` included); those
  * fields configure the SDK and never reach the wire as they are, and neither does an empty `tools` array.
  */
+import type { TelemetryOptions } from '../observe/telemetry.js';
+import type { RequestOptions } from '../transport/transport.js';
 import { isTool, type Tool } from './define.js';
 import type { ToolLoopOptions } from './loop.js';
 
@@ -38,7 +40,14 @@ export type LoopRequestShape = { readonly tools?: readonly unknown[] | undefined
   readonly [K in LoopFieldName]?: unknown;
 };
 
-const LOOP_FIELD_SET: ReadonlySet<string> = new Set(LOOP_FIELDS);
+/** The SDK's fields any request may carry (loop or not); never sent to the API. */
+export interface SdkFields {
+  /** Telemetry of this request (and every step of its loop), merged over the client's. */
+  telemetry?: TelemetryOptions;
+}
+
+/** Fields that configure the SDK and never reach the wire: the loop's and {@link SdkFields}. */
+const SDK_FIELD_SET: ReadonlySet<string> = new Set([...LOOP_FIELDS, 'telemetry']);
 
 /** Whether a request runs the tool loop: it has a `defineTool` tool, or sets a loop field. */
 export function isLoopRequest(request: LoopRequestShape): boolean {
@@ -51,11 +60,12 @@ export function toolsOf(request: LoopRequestShape): Tool[] {
 }
 
 /** The loop options a request carries, with the caller's signal. */
-export function loopOptionsOf<Request extends LoopFields<Request, Completion> & LoopRequestShape, Completion>(
-  request: Request,
-  signal?: AbortSignal,
-): ToolLoopOptions<Request, Completion> {
+export function loopOptionsOf<
+  Request extends LoopFields<Request, Completion> & LoopRequestShape & SdkFields,
+  Completion,
+>(request: Request, signal?: AbortSignal): ToolLoopOptions<Request, Completion> {
   const options: ToolLoopOptions<Request, Completion> = { tools: toolsOf(request) };
+  if (request.telemetry !== undefined) options.telemetry = request.telemetry;
   if (request.maxSteps !== undefined) options.maxSteps = request.maxSteps;
   if (request.passThroughToolCalls !== undefined) options.passThroughToolCalls = request.passThroughToolCalls;
   if (request.concurrency !== undefined) options.concurrency = request.concurrency;
@@ -68,8 +78,14 @@ export function loopOptionsOf<Request extends LoopFields<Request, Completion> & 
   return options;
 }
 
+/** The call's options with a request's own `telemetry` merged over theirs: what a plain request is sent with. */
+export function callOptionsOf<Options extends RequestOptions>(request: SdkFields, options: Options): Options {
+  if (request.telemetry === undefined) return options;
+  return { ...options, telemetry: { ...options.telemetry, ...request.telemetry } };
+}
+
 /**
- * The JSON body of a request: loop fields, `undefined` values and an empty `tools` array left off, each
+ * The JSON body of a request: SDK fields (the loop's, `telemetry`), `undefined` values and an empty `tools` array left off, each
  * `defineTool` tool converted by `toWireTool` (the protocol's tool shape), every other field kept as it is.
  * Never mutates `request`.
  */
@@ -79,7 +95,7 @@ export function toWireBody(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(request)) {
-    if (value === undefined || LOOP_FIELD_SET.has(key)) continue;
+    if (value === undefined || SDK_FIELD_SET.has(key)) continue;
     if (key === 'tools' && Array.isArray(value)) {
       if (value.length > 0) body.tools = value.map((tool: unknown) => (isTool(tool) ? toWireTool(tool) : tool));
       continue;

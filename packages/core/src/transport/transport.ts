@@ -11,6 +11,7 @@ import {
   ConnectionError,
   isRecord,
   ProtocolError,
+  requestIdOf,
   TimeoutError,
 } from '../errors.js';
 import { readEnv } from './env.js';
@@ -26,9 +27,16 @@ import {
 } from '../internal/fail.js';
 import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import { readSseStream, type SseStream } from './stream.js';
+import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
+import type { Prices } from '../observe/cost.js';
+import { type Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
+import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry.js';
 
-/** How a {@link Transport} reaches its API. Every field but `provider` and `fetch` can be overridden per call. */
-export interface TransportOptions {
+/**
+ * How a {@link Transport} reaches its API, and how it is watched (log, telemetry, prices). Every field but
+ * `provider`, `fetch`, the log settings and `prices` can be overridden per call.
+ */
+export interface TransportOptions extends LogOptions {
   /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
   provider?: ProviderName | ProviderPreset;
   /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
@@ -57,6 +65,13 @@ export interface TransportOptions {
   backoff?: Backoff;
   /** Called before each retry of a stream that failed before its first event (see {@link RequestOptions.onRetry}). */
   onRetry?: OnRetry;
+  /** OpenTelemetry spans and metrics of every model call (off by default); see docs/observability.md. */
+  telemetry?: TelemetryOptions;
+  /**
+   * Prices per million tokens by model, giving each result's cost (`resultInfo(result).cost`, a loop's `cost`).
+   * `DEFAULT_PRICES` is a small dated table of common models; no table, no cost.
+   */
+  prices?: Prices;
 }
 
 /** A retry is about to happen: the failure it follows, and its number (1 for the first retry). */
@@ -82,6 +97,11 @@ export interface RequestOptions {
    * connection, a retryable in-stream error); wins over the transport's. A throw ends the stream with that error.
    */
   onRetry?: OnRetry;
+  /**
+   * Telemetry of this call, merged over the client's (a request's own `telemetry` field is merged in too).
+   * `parent` starts the call's span under a given context: a server's inbound request.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a stream handle retries a stream that failed before its first event: {@link Transport.streamRetry}. */
@@ -102,6 +122,8 @@ export interface RequestInit_ {
   method?: 'GET' | 'POST' | 'DELETE';
   body?: unknown;
   options?: RequestOptions;
+  /** The model call this request belongs to ({@link Transport.call}): told of each response and retry. */
+  watch?: RequestWatch;
 }
 
 const DEFAULT_TIMEOUT = 600_000;
@@ -150,11 +172,60 @@ export class Transport {
   /** The resolved preset. */
   readonly provider: ProviderPreset;
   readonly #options: TransportOptions;
+  readonly #log: Log | undefined;
 
-  /** Never throws for a missing key: the key is looked up at request time, so the env can be set later. */
+  /**
+   * Never throws for a missing key: the key is looked up at request time, so the env can be set later.
+   *
+   * @throws Ai4tsError when `AI4TS_LOG` is not a log level.
+   */
   constructor(options: TransportOptions = {}) {
     this.provider = resolveProvider(options.provider ?? 'openai');
     this.#options = options;
+    this.#log = resolveLog(options);
+  }
+
+  /**
+   * Starts watching one model request (its span, outcome log, request id and cost). `body` is the wire body;
+   * `options` the call's, whose `telemetry` is merged over the client's.
+   */
+  call<Final>(protocol: ModelProtocol<Final>, body: unknown, options: RequestOptions = {}): ModelCall<Final> {
+    const context: CallContext = {
+      log: this.#log,
+      telemetry: this.telemetry(options),
+      prices: this.#options.prices,
+      secrets: this.secrets(options),
+    };
+    return new ModelCall(protocol, body, context);
+  }
+
+  /**
+   * The telemetry of a call: the client's settings, the call's over them, `requested` (a loop's or a request's
+   * own) over both; undefined when none is set (telemetry off). Loads `@opentelemetry/api` the first time.
+   */
+  telemetry(
+    options: RequestOptions = {},
+    requested?: TelemetryOptions,
+  ): (() => Telemetry | Promise<Telemetry>) | undefined {
+    const client = this.#options.telemetry;
+    if (!client && !options.telemetry && !requested) return undefined;
+    const merged = { ...client, ...options.telemetry, ...requested };
+    const server = this.#server(options);
+    return () => {
+      const api = loadOtel();
+      return api instanceof Promise
+        ? api.then((loaded) => Telemetry.of(loaded, merged, this.provider.name, server))
+        : Telemetry.of(api, merged, this.provider.name, server);
+    };
+  }
+
+  #server(options: RequestOptions): URL | undefined {
+    const baseURL = options.baseURL ?? this.#options.baseURL ?? this.provider.baseURL;
+    try {
+      return baseURL ? new URL(baseURL) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -174,8 +245,24 @@ export class Transport {
     const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
     const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
     const where = `${method} ${url.origin}${url.pathname}`;
+    const log = this.#log;
+    const watch = init.watch;
+    const secrets = [apiKey ?? ''];
+    if (log?.bodies && json !== undefined) {
+      log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body: json }, secrets);
+    }
 
     for (let attempt = 0; ; attempt++) {
+      const started = performance.now();
+      const line = (status: number | undefined, extra: Record<string, unknown> = {}) => ({
+        method,
+        url: url.href,
+        model: modelOf(json),
+        status,
+        durationMs: Math.round(performance.now() - started),
+        retries: attempt,
+        ...extra,
+      });
       if (signal?.aborted) throw abortError(signal);
       // Built outside the try: a body JSON cannot encode (a BigInt, a cycle) throws here, not as a connection error.
       const sending = ky(url, {
@@ -195,16 +282,31 @@ export class Transport {
         const failure = requestError(error, where, timeout, signal, apiKey);
         const delay =
           failure instanceof ConnectionError && attempt < maxRetries ? retryDelay(attempt, defaults.backoff) : undefined;
-        if (delay === undefined) throw failure;
+        if (delay === undefined) {
+          log?.write('warn', 'request failed', line(undefined, { error: failure.name, message: failure.message }), secrets);
+          throw failure;
+        }
+        log?.write('warn', 'request will be retried', line(undefined, { error: failure.name, delayMs: Math.round(delay) }), secrets);
+        watch?.retry(attempt + 1, failure.name, delay, 'headers');
         await sleep(delay, signal);
         continue;
       }
-      if (response.status < 400) return response;
+      if (response.status < 400) {
+        log?.write('info', 'request', line(response.status, { requestId: requestIdOf(response.headers) }), secrets);
+        watch?.responded(response);
+        return response;
+      }
       const delay =
         attempt < maxRetries && isRetryableStatus(response.status)
           ? retryDelay(attempt, defaults.backoff, response.headers)
           : undefined;
-      if (delay === undefined) throw await readErrorResponse(response, { signal, secrets: [apiKey] });
+      const requestId = requestIdOf(response.headers);
+      if (delay === undefined) {
+        log?.write('warn', 'request failed', line(response.status, { requestId }), secrets);
+        throw await readErrorResponse(response, { signal, secrets: [apiKey] });
+      }
+      log?.write('warn', 'request will be retried', line(response.status, { requestId, delayMs: Math.round(delay) }), secrets);
+      watch?.retry(attempt + 1, String(response.status), delay, 'headers');
       void response.body?.cancel().catch(() => undefined);
       await sleep(delay, signal);
     }
@@ -328,6 +430,11 @@ function jsonBody(body: unknown, extraBody: Record<string, unknown> | undefined)
   if (body === undefined) return extraBody;
   if (!isRecord(body)) throw new Ai4tsError('extraBody can only be merged into a JSON object body');
   return { ...body, ...extraBody };
+}
+
+/** The model a JSON body names, for a log line. */
+function modelOf(json: unknown): string | undefined {
+  return isRecord(json) && typeof json.model === 'string' ? json.model : undefined;
 }
 
 /** Maps what ky or fetch threw before a response arrived. */

@@ -1,0 +1,184 @@
+/**
+ * One model request watched from start to end, whatever the protocol and whether streamed or not: its span and
+ * metrics (when telemetry is on), its outcome's log line, its response's request id and headers, and its cost.
+ * The Transport creates it ({@link Transport.call}); the stream handle, `readCreated` and the Transport's retries
+ * report to it. With telemetry off it costs one object per request and nothing per event.
+ */
+import { requestIdOf } from '../errors.js';
+import { redactHeaders } from '../internal/fail.js';
+import { type Cost, costOf, type Prices, priceOf } from './cost.js';
+import type { Log } from './logger.js';
+import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
+
+/** What the SDK knows of the HTTP response behind a result or a stream. */
+export interface ResponseInfo {
+  status: number;
+  /** The response headers, every secret redacted from their values. */
+  headers: Headers;
+  /** The provider's request id (`x-request-id`, `request-id`), for support tickets and log correlation. */
+  requestId: string | undefined;
+}
+
+/** What the SDK knows of a finished model call: its response, and its cost when the client has a price for the model. */
+export interface ResultInfo extends ResponseInfo {
+  cost: Cost | undefined;
+}
+
+const infos = new WeakMap<object, ResultInfo>();
+
+/**
+ * The request id, headers, status and cost of a result: a completion, response or message returned by `create`,
+ * by a stream's `final()`, or in a tool loop's steps. Undefined for an object the SDK did not return.
+ *
+ * ```ts
+ * const completion = await client.chat.create({ model, messages });
+ * console.log(resultInfo(completion)?.requestId);
+ * ```
+ */
+export function resultInfo(result: object): ResultInfo | undefined {
+  return infos.get(result);
+}
+
+/** How a protocol's result is read for a span, a log line and its cost. */
+export interface ModelProtocol<Final> {
+  /** `chat`, `responses` or `messages`. */
+  name: string;
+  summarize(final: Final): ResultSummary;
+}
+
+/** What the Transport reports of each HTTP attempt of a model request. */
+export interface RequestWatch {
+  /** A retry is about to happen; `reason` is the error's class or the HTTP status. */
+  retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void;
+  /** A response with status < 400 arrived. */
+  responded(response: Response): void;
+}
+
+/** What a {@link ModelCall} needs of its client. */
+export interface CallContext {
+  log: Log | undefined;
+  /** Undefined when telemetry is off. */
+  telemetry: (() => Telemetry | Promise<Telemetry>) | undefined;
+  prices: Prices | undefined;
+  secrets: readonly string[];
+}
+
+/** One model request, from its first attempt to its result or failure. */
+export class ModelCall<Final> implements RequestWatch {
+  readonly #protocol: ModelProtocol<Final>;
+  readonly #body: unknown;
+  readonly #context: CallContext;
+  readonly #started = performance.now();
+  #span: ModelSpan | undefined;
+  #response: ResponseInfo | undefined;
+
+  constructor(protocol: ModelProtocol<Final>, body: unknown, context: CallContext) {
+    this.#protocol = protocol;
+    this.#body = body;
+    this.#context = context;
+  }
+
+  /** The last attempt's response, once its headers arrived. */
+  get response(): ResponseInfo | undefined {
+    return this.#response;
+  }
+
+  /** True when a span records the time to the first chunk: only then does a stream report its first event. */
+  get timesFirstChunk(): boolean {
+    return this.#span !== undefined;
+  }
+
+  /** Starts the span; a promise only the first time telemetry loads `@opentelemetry/api`, else nothing to wait for. */
+  start(): Promise<void> | undefined {
+    const resolve = this.#context.telemetry;
+    if (!resolve) return undefined;
+    const telemetry = resolve();
+    if (!(telemetry instanceof Promise)) {
+      this.#span = telemetry.startModel(this.#protocol.name, this.#body);
+      return undefined;
+    }
+    return telemetry.then((loaded) => {
+      this.#span = loaded.startModel(this.#protocol.name, this.#body);
+    });
+  }
+
+  /** Runs a non-streamed call: {@link start}, `send`, then {@link end} or {@link fail}. */
+  async run(send: () => Promise<Final>): Promise<Final> {
+    try {
+      await this.start();
+      return this.end(await send());
+    } catch (error) {
+      throw this.fail(error);
+    }
+  }
+
+  firstChunk(): void {
+    this.#span?.firstChunk();
+  }
+
+  retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void {
+    this.#span?.retry(attempt, reason, delayMs, phase);
+  }
+
+  responded(response: Response): void {
+    const headers = redactHeaders(response.headers, this.#context.secrets);
+    this.#response = { status: response.status, headers, requestId: requestIdOf(headers) };
+    this.#span?.response(response.status, this.#response.requestId);
+  }
+
+  /** The call succeeded: records its info and cost on `final`, ends the span, logs the outcome. */
+  end(final: Final): Final {
+    const { log, prices } = this.#context;
+    const span = this.#span;
+    const response = this.#response;
+    const hasInfo = response !== undefined && typeof final === 'object' && final !== null;
+    if (!span && !log && !prices) {
+      if (hasInfo) infos.set(final, { ...response, cost: undefined });
+      return final;
+    }
+    const summary = this.#protocol.summarize(final);
+    const price = prices && priceOf(prices, summary.model ?? modelOf(this.#body));
+    const cost = price && summary.usage ? costOf(summary.usage, price) : undefined;
+    if (hasInfo) infos.set(final, { ...response, cost });
+    span?.end(summary, cost);
+    this.#span = undefined;
+    if (log?.enabled('info')) {
+      const fields: Record<string, unknown> = {
+        protocol: this.#protocol.name,
+        model: summary.model ?? modelOf(this.#body),
+        requestId: response?.requestId,
+        durationMs: Math.round(performance.now() - this.#started),
+        finishReasons: summary.finishReasons,
+        usage: summary.usage && { input: summary.usage.prompt_tokens, output: summary.usage.completion_tokens },
+      };
+      if (cost) fields.cost = cost.total;
+      log.write('info', 'model call completed', fields, this.#context.secrets);
+      if (log.bodies) log.write('debug', 'model call result', { result: final }, this.#context.secrets);
+    }
+    return final;
+  }
+
+  /** The call failed: ends the span with the error, logs it, and returns it to throw. */
+  fail<E>(error: E): E {
+    this.#span?.fail(error);
+    this.#span = undefined;
+    this.#context.log?.write(
+      'warn',
+      'model call failed',
+      {
+        protocol: this.#protocol.name,
+        model: modelOf(this.#body),
+        requestId: this.#response?.requestId,
+        durationMs: Math.round(performance.now() - this.#started),
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      },
+      this.#context.secrets,
+    );
+    return error;
+  }
+}
+
+function modelOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('model' in body)) return undefined;
+  return typeof body.model === 'string' ? body.model : undefined;
+}

@@ -1,0 +1,369 @@
+/**
+ * OpenTelemetry spans and metrics after the GenAI semantic conventions (gen_ai.* attributes, `chat {model}` client
+ * spans, `execute_tool {name}` and `invoke_agent` internal spans, the `gen_ai.client.*` histograms). Only
+ * `@opentelemetry/api` is used, an optional peer dependency loaded the first time telemetry is switched on: with
+ * telemetry off nothing is loaded and nothing runs.
+ */
+import type { Attributes, Context, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
+import { Ai4tsError, ApiError } from '../errors.js';
+import { isRecord } from '../errors.js';
+import type { Usage } from '../events.js';
+import type { Cost } from './cost.js';
+
+/** Telemetry settings, on the client or per request (a request's fields win over the client's). */
+export interface TelemetryOptions {
+  /** Default: `trace.getTracer('ai4ts')` of the registered tracer provider. */
+  tracer?: Tracer;
+  /** Default: `metrics.getMeter('ai4ts')` of the registered meter provider. */
+  meter?: Meter;
+  /**
+   * Record message content, system instructions, output, tool arguments and tool results on the spans. Off by
+   * default: content is the users' data. API keys are never recorded.
+   */
+  recordContent?: boolean;
+  /**
+   * The context the spans start under (default: the active context). A server passes the context it extracted
+   * from the inbound request's `traceparent`, so the model call's spans join the caller's trace.
+   */
+  parent?: Context;
+}
+
+type OtelApi = typeof import('@opentelemetry/api');
+
+let otel: OtelApi | undefined;
+let loading: Promise<OtelApi> | undefined;
+
+/** `@opentelemetry/api`, loaded once; a clear error when it is not installed. */
+export function loadOtel(): OtelApi | Promise<OtelApi> {
+  if (otel) return otel;
+  loading ??= import('@opentelemetry/api').then(
+    (api) => {
+      otel = api;
+      return api;
+    },
+    (cause: unknown) => {
+      loading = undefined;
+      throw new Ai4tsError('Telemetry needs the @opentelemetry/api package: npm install @opentelemetry/api', {
+        cause,
+      });
+    },
+  );
+  return loading;
+}
+
+/** The GenAI `gen_ai.provider.name` of a preset: the conventions' well-known value where there is one. */
+const PROVIDER_NAMES: Record<string, string> = {
+  azure: 'azure.ai.openai',
+  xai: 'x_ai',
+  qwen: 'alibaba.dashscope',
+  dashscope: 'alibaba.dashscope',
+};
+
+/** Bucket boundaries the conventions advise for `gen_ai.client.token.usage`. */
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+/** Bucket boundaries (seconds) the conventions advise for `gen_ai.client.operation.duration`. */
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+
+interface Instruments {
+  tokens: Histogram;
+  duration: Histogram;
+  firstChunk: Histogram;
+}
+
+const instrumentsByMeter = new WeakMap<Meter, Instruments>();
+
+function instrumentsOf(meter: Meter): Instruments {
+  let instruments = instrumentsByMeter.get(meter);
+  if (!instruments) {
+    instruments = {
+      tokens: meter.createHistogram('gen_ai.client.token.usage', {
+        unit: '{token}',
+        description: 'Number of input and output tokens used',
+        advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+      }),
+      duration: meter.createHistogram('gen_ai.client.operation.duration', {
+        unit: 's',
+        description: 'GenAI operation duration',
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+      }),
+      firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
+        unit: 's',
+        description: 'Time to receive the first chunk of a streamed response',
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+      }),
+    };
+    instrumentsByMeter.set(meter, instruments);
+  }
+  return instruments;
+}
+
+/** Telemetry switched on for one operation: the API, the tracer and meter, and where its spans hang. */
+export class Telemetry {
+  readonly #api: OtelApi;
+  readonly #tracer: Tracer;
+  readonly #meter: Meter;
+  readonly recordContent: boolean;
+  /** The context this operation's spans start under. */
+  readonly parent: Context;
+  /** `gen_ai.provider.name`, `server.address`, `server.port`. */
+  readonly #base: Attributes;
+
+  constructor(api: OtelApi, tracer: Tracer, meter: Meter, recordContent: boolean, parent: Context, base: Attributes) {
+    this.#api = api;
+    this.#tracer = tracer;
+    this.#meter = meter;
+    this.recordContent = recordContent;
+    this.parent = parent;
+    this.#base = base;
+  }
+
+  /** Telemetry for a client's provider (its preset's name) and server, with the merged options. */
+  static of(api: OtelApi, options: TelemetryOptions, provider: string, server: URL | undefined): Telemetry {
+    const base: Attributes = { 'gen_ai.provider.name': PROVIDER_NAMES[provider] ?? provider };
+    if (server) {
+      base['server.address'] = server.hostname;
+      base['server.port'] = Number(server.port) || (server.protocol === 'https:' ? 443 : 80);
+    }
+    return new Telemetry(
+      api,
+      options.tracer ?? api.trace.getTracer('ai4ts'),
+      options.meter ?? api.metrics.getMeter('ai4ts'),
+      options.recordContent === true,
+      options.parent ?? api.context.active(),
+      base,
+    );
+  }
+
+  /** These settings as options, for a call made under them. */
+  get options(): TelemetryOptions {
+    return { tracer: this.#tracer, meter: this.#meter, recordContent: this.recordContent, parent: this.parent };
+  }
+
+  /** The same settings with spans under `span` (a loop's steps and tools under the loop's span). */
+  under(span: Span): Telemetry {
+    const parent = this.#api.trace.setSpan(this.parent, span);
+    return new Telemetry(this.#api, this.#tracer, this.#meter, this.recordContent, parent, this.#base);
+  }
+
+  /** Starts the span of one model request: `chat {model}`, kind CLIENT, the request's gen_ai attributes. */
+  startModel(protocol: string, body: unknown): ModelSpan {
+    const request = isRecord(body) ? body : {};
+    const model = typeof request.model === 'string' ? request.model : undefined;
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      ...this.#base,
+      'ai4ts.protocol': protocol,
+      ...requestAttributes(request),
+    };
+    if (this.recordContent) Object.assign(attributes, inputContent(request));
+    const span = this.#tracer.startSpan(
+      model === undefined ? 'chat' : `chat ${model}`,
+      { kind: this.#api.SpanKind.CLIENT, attributes },
+      this.parent,
+    );
+    const metricAttributes: Attributes = { 'gen_ai.operation.name': 'chat', ...this.#base };
+    if (model !== undefined) metricAttributes['gen_ai.request.model'] = model;
+    return new ModelSpan(this.#api, span, instrumentsOf(this.#meter), metricAttributes, this.recordContent);
+  }
+
+  /** Starts the span of one tool run: `execute_tool {name}`, kind INTERNAL. */
+  startTool(call: { id: string; name: string; arguments: string }): Span {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.type': 'function',
+    };
+    if (this.recordContent) attributes['gen_ai.tool.call.arguments'] = call.arguments;
+    return this.#tracer.startSpan(
+      `execute_tool ${call.name}`,
+      { kind: this.#api.SpanKind.INTERNAL, attributes },
+      this.parent,
+    );
+  }
+
+  /** Ends a tool's span with its outcome. */
+  endTool(span: Span, outcome: ToolOutcome): void {
+    span.setAttribute('ai4ts.tool.outcome', outcome.kind);
+    if (this.recordContent) span.setAttribute('gen_ai.tool.call.result', outcome.content);
+    if (outcome.error) fail(this.#api, span, outcome.error);
+    span.end();
+  }
+
+  /** Starts the span of a whole tool loop: `invoke_agent`, kind INTERNAL, the parent of its steps and tools. */
+  startLoop(body: unknown): Span {
+    const request = isRecord(body) ? body : {};
+    const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent', ...this.#base };
+    if (typeof request.model === 'string') attributes['gen_ai.request.model'] = request.model;
+    return this.#tracer.startSpan('invoke_agent', { kind: this.#api.SpanKind.INTERNAL, attributes }, this.parent);
+  }
+
+  /** Ends a loop's span: total usage and cost, steps, why it stopped; or the error. */
+  endLoop(span: Span, outcome: LoopOutcome): void {
+    setUsage(span, outcome.usage);
+    span.setAttribute('ai4ts.loop.steps', outcome.steps);
+    if (outcome.cost) span.setAttribute('ai4ts.cost', outcome.cost.total);
+    if (outcome.finishReason) span.setAttribute('gen_ai.response.finish_reasons', [outcome.finishReason]);
+    if (outcome.error) fail(this.#api, span, outcome.error);
+    span.end();
+  }
+}
+
+/** How a tool call ended, for its span. */
+export interface ToolOutcome {
+  /** `ok`; `error` (it threw, or the loop was aborted); `timeout`; `rejected` (never ran: bad arguments, unknown tool, denied). */
+  kind: 'ok' | 'error' | 'timeout' | 'rejected';
+  /** What the model receives. */
+  content: string;
+  error: Error | undefined;
+}
+
+/** How a loop ended, for its span. */
+export interface LoopOutcome {
+  steps: number;
+  usage: Usage | undefined;
+  cost: Cost | undefined;
+  finishReason: string | undefined;
+  error: unknown;
+}
+
+/** What a span records of a model's answer. */
+export interface ResultSummary {
+  /** The response's id (`chatcmpl-…`, `resp_…`, `msg_…`). */
+  id: string | undefined;
+  /** The model that answered. */
+  model: string | undefined;
+  finishReasons: string[];
+  usage: Usage | undefined;
+  /** The answer as the protocol shapes it, recorded only with `recordContent`. */
+  output: unknown;
+}
+
+/** The span of one model request, with the metrics it feeds. */
+export class ModelSpan {
+  readonly #api: OtelApi;
+  readonly span: Span;
+  readonly #instruments: Instruments;
+  readonly #metricAttributes: Attributes;
+  readonly #recordContent: boolean;
+  readonly #started = performance.now();
+  #firstChunk: number | undefined;
+
+  constructor(api: OtelApi, span: Span, instruments: Instruments, metricAttributes: Attributes, content: boolean) {
+    this.#api = api;
+    this.span = span;
+    this.#instruments = instruments;
+    this.#metricAttributes = metricAttributes;
+    this.#recordContent = content;
+  }
+
+  /** The first chunk of a streamed answer arrived (after any retry: the attempt that streamed). */
+  firstChunk(): void {
+    if (this.#firstChunk !== undefined) return;
+    this.#firstChunk = (performance.now() - this.#started) / 1000;
+    this.span.setAttribute('gen_ai.response.time_to_first_chunk', this.#firstChunk);
+  }
+
+  /** A retry is about to happen: an event on the span. */
+  retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void {
+    this.span.addEvent('ai4ts.retry', {
+      'ai4ts.retry.attempt': attempt,
+      'ai4ts.retry.phase': phase,
+      'ai4ts.retry.delay_ms': Math.round(delayMs),
+      'error.type': reason,
+    });
+  }
+
+  /** The response's headers arrived. */
+  response(status: number, requestId: string | undefined): void {
+    this.span.setAttribute('http.response.status_code', status);
+    if (requestId !== undefined) this.span.setAttribute('ai4ts.request_id', requestId);
+  }
+
+  /** Ends the span with the answer's attributes and records the metrics. */
+  end(summary: ResultSummary, cost: Cost | undefined): void {
+    const { span } = this;
+    if (summary.id !== undefined) span.setAttribute('gen_ai.response.id', summary.id);
+    if (summary.model !== undefined) span.setAttribute('gen_ai.response.model', summary.model);
+    if (summary.finishReasons.length > 0) span.setAttribute('gen_ai.response.finish_reasons', summary.finishReasons);
+    setUsage(span, summary.usage);
+    if (cost) span.setAttribute('ai4ts.cost', cost.total);
+    if (this.#recordContent && summary.output !== undefined) {
+      span.setAttribute('gen_ai.output.messages', JSON.stringify(summary.output));
+    }
+    span.end();
+    const attributes = { ...this.#metricAttributes };
+    if (summary.model !== undefined) attributes['gen_ai.response.model'] = summary.model;
+    this.#record(attributes);
+    if (summary.usage) {
+      const { tokens } = this.#instruments;
+      tokens.record(summary.usage.prompt_tokens, { ...attributes, 'gen_ai.token.type': 'input' });
+      tokens.record(summary.usage.completion_tokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    }
+  }
+
+  /** Ends the span with the error (its type, status ERROR, the exception) and records the duration. */
+  fail(error: unknown): void {
+    fail(this.#api, this.span, error);
+    this.span.end();
+    this.#record({ ...this.#metricAttributes, 'error.type': errorType(error) });
+  }
+
+  #record(attributes: Attributes): void {
+    this.#instruments.duration.record((performance.now() - this.#started) / 1000, attributes);
+    if (this.#firstChunk !== undefined) this.#instruments.firstChunk.record(this.#firstChunk, attributes);
+  }
+}
+
+/** `error.type`: the error's class (`RateLimitError`, `TimeoutError`, ...), or `_OTHER`. */
+function errorType(error: unknown): string {
+  return error instanceof Error ? error.name : '_OTHER';
+}
+
+function fail(api: OtelApi, span: Span, error: unknown): void {
+  span.setAttribute('error.type', errorType(error));
+  if (error instanceof ApiError && error.code !== undefined) span.setAttribute('ai4ts.error.code', error.code);
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+function setUsage(span: Span, usage: Usage | undefined): void {
+  if (!usage) return;
+  span.setAttribute('gen_ai.usage.input_tokens', usage.prompt_tokens);
+  span.setAttribute('gen_ai.usage.output_tokens', usage.completion_tokens);
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  if (cached !== undefined) span.setAttribute('gen_ai.usage.cache_read.input_tokens', cached);
+}
+
+/** The request parameters the conventions name, read from any protocol's wire body. */
+function requestAttributes(request: Record<string, unknown>): Attributes {
+  const attributes: Attributes = {};
+  const number = (name: string, value: unknown) => {
+    if (typeof value === 'number') attributes[name] = value;
+  };
+  if (typeof request.model === 'string') attributes['gen_ai.request.model'] = request.model;
+  number('gen_ai.request.max_tokens', request.max_tokens ?? request.max_completion_tokens ?? request.max_output_tokens);
+  number('gen_ai.request.temperature', request.temperature);
+  number('gen_ai.request.top_p', request.top_p);
+  number('gen_ai.request.top_k', request.top_k);
+  number('gen_ai.request.frequency_penalty', request.frequency_penalty);
+  number('gen_ai.request.presence_penalty', request.presence_penalty);
+  number('gen_ai.request.seed', request.seed);
+  if (typeof request.n === 'number' && request.n !== 1) attributes['gen_ai.request.choice.count'] = request.n;
+  const stop = request.stop ?? request.stop_sequences;
+  if (typeof stop === 'string') attributes['gen_ai.request.stop_sequences'] = [stop];
+  else if (Array.isArray(stop) && stop.every((item) => typeof item === 'string')) {
+    attributes['gen_ai.request.stop_sequences'] = stop;
+  }
+  return attributes;
+}
+
+/** The input of any protocol's body: its messages (or Responses `input`) and its system instructions. */
+function inputContent(request: Record<string, unknown>): Attributes {
+  const attributes: Attributes = {};
+  const input = request.messages ?? request.input;
+  if (input !== undefined) attributes['gen_ai.input.messages'] = JSON.stringify(input);
+  const system = request.system ?? request.instructions;
+  if (system !== undefined) attributes['gen_ai.system_instructions'] = JSON.stringify(system);
+  return attributes;
+}
