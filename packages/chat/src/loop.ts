@@ -82,9 +82,11 @@ export function chatToolLoopAdapter(
       const message = completion.choices[0]?.message;
       return message ? [structuredClone(message)] : [];
     },
+    // Text only: a chat tool message cannot carry an image, so an image part is its placeholder in `content`.
     toolMessages: (results: readonly ToolResult[]) =>
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
+    withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
     telemetry: (requested) => transport.telemetry(options, requested),
     repairMessages: (_completion, feedback) => [{ role: 'user', content: feedback }],
   };

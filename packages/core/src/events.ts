@@ -99,6 +99,17 @@ export interface ToolResultEvent {
   durationMs?: number;
 }
 
+/** A running tool reported progress (an MCP server's progress notification, or a tool's `ctx.progress`). */
+export interface ToolProgressEvent {
+  type: 'tool.progress';
+  /** The id of the call the tool is answering. */
+  id: string;
+  name: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** Every normalized event. */
 export type NormalizedEvent =
   | ContentEvent
@@ -109,10 +120,11 @@ export type NormalizedEvent =
   | UsageEvent
   | FinishEvent
   | ToolResultEvent
+  | ToolProgressEvent
   | ErrorEvent;
 
-/** What a model stream yields: the normalized events but `error` (thrown instead) and `tool.result` (the loop's). */
-export type StreamEvent = Exclude<NormalizedEvent, ErrorEvent | ToolResultEvent>;
+/** What a model stream yields: the normalized events but `error` (thrown instead) and the loop's `tool.*` events. */
+export type StreamEvent = Exclude<NormalizedEvent, ErrorEvent | ToolResultEvent | ToolProgressEvent>;
 
 /** The names of the {@link StreamEvent}s, in the order a listener forwards them to a stream handle. */
 export const STREAM_EVENT_NAMES = [

@@ -41,6 +41,7 @@ export {
   type ToolCallDeltaEvent,
   type ToolCallDoneEvent,
   type ToolCallStartEvent,
+  type ToolProgressEvent,
   type ToolResultEvent,
   type Usage,
   type UsageEvent,

@@ -96,6 +96,7 @@ export function messagesToolLoopAdapter(
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
     parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
     telemetry: (requested) => transport.telemetry(options, requested),
     // A rejected forced-tool answer is a tool_use: it gets its tool_result, an error holding the feedback.
     repairMessages: (message, feedback) => {

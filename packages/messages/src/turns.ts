@@ -3,6 +3,7 @@
  * the user turn of tool results.
  */
 import type { ToolCall, ToolResult } from '@ai4ts/core';
+import { MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import {
   type AnyContentBlock,
   type ContentBlockParam,
@@ -56,18 +57,26 @@ export function toToolCalls(message: Message): ToolCall[] {
 
 /**
  * The user message answering a turn's tool_use blocks: one tool_result block per result, in the given order,
- * `content` as the loop rendered it, `is_error: true` for failures, unknown tools and invalid input.
+ * `content` as the loop rendered it (text and `image` blocks when the tool returned an image), `is_error: true` for
+ * failures, unknown tools and invalid input.
  */
 export function toToolResultTurn(
-  results: readonly Pick<ToolResult, 'toolCallId' | 'content' | 'isError'>[],
+  results: readonly Pick<ToolResult, 'toolCallId' | 'content' | 'parts' | 'isError'>[],
 ): MessageParam {
   return {
     role: 'user',
     content: results.map((result) => {
+      const parts = partsFor(result.parts, MODEL_IMAGE_TYPES);
       const block: ToolResultBlockParam = {
         type: 'tool_result',
         tool_use_id: result.toolCallId,
-        content: result.content,
+        content: parts
+          ? parts.map((part) =>
+              part.type === 'text'
+                ? { type: 'text', text: part.text }
+                : { type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } },
+            )
+          : result.content,
       };
       if (result.isError) block.is_error = true;
       return block;

@@ -15,10 +15,11 @@ import {
   type ToolLoopEvent,
   type ToolLoopResult,
   type ToolLoopStream,
+  type ToolResult,
   type Transport,
   type WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, loopOptionsOf, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { type ResponseRequestOptions, toWireRequest } from './request.js';
 import { streamWireBody } from './stream.js';
@@ -95,10 +96,11 @@ export function responsesToolLoopAdapter(
     // Every field as received (reasoning's encrypted_content, a call's unknown fields): the API wants them back.
     assistantMessages: (response) => response.output.map((item) => ({ ...item })),
     toolMessages: (results) =>
-      results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: result.content })),
+      results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: outputOf(result) })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
     telemetry: (requested) => transport.telemetry(requestOptions, requested),
     repairMessages: (_response, feedback) => [{ type: 'message', role: 'user', content: feedback }],
+    withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
   };
 }
 
@@ -109,6 +111,17 @@ function refusalOf(response: ResponseObject): string | undefined {
     if (item.type === 'message')
       for (const part of item.content) if (part.type === 'refusal') refusal = (refusal ?? '') + part.refusal;
   return refusal;
+}
+
+/** A result's `output`: its text, or `input_text` / `input_image` parts when the tool returned an image. */
+function outputOf(result: ToolResult): string | ResponseInputItem[] {
+  const parts = partsFor(result.parts, MODEL_IMAGE_TYPES);
+  if (!parts) return result.content;
+  return parts.map((part) =>
+    part.type === 'text'
+      ? { type: 'input_text', text: part.text }
+      : { type: 'input_image', image_url: `data:${part.mimeType};base64,${part.data}` },
+  );
 }
 
 /**

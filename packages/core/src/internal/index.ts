@@ -5,6 +5,7 @@
 export { isRecord, retryAfterMs, truncate } from '../errors.js';
 export { addUsage } from '../events.js';
 export { sseEventsOf } from '../source.js';
+export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/content.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';

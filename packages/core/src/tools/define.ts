@@ -7,6 +7,15 @@ import { assertZod4, dropOptionalNulls, inputJsonSchema, type JsonSchema, toStri
 
 export type { JsonSchema } from '../schema.js';
 
+/** A tool's report of how far it got (MCP's progress notification, or a long `defineTool` tool's own). */
+export interface ToolProgress {
+  /** Grows with each report. */
+  progress: number;
+  /** The value `progress` reaches when done, when known. */
+  total?: number;
+  message?: string;
+}
+
 /** What `execute` receives beside its arguments. */
 export interface ToolContext<Message = unknown> {
   /** Aborts when the caller aborts the loop or the tool's own `timeout` runs out. */
@@ -17,6 +26,8 @@ export interface ToolContext<Message = unknown> {
   step: number;
   /** The transcript sent to the model in that step. */
   messages: readonly Message[];
+  /** Reports progress: a streamed loop emits it as a `tool.progress` event, `serveMcp` as an MCP progress notification. */
+  progress(update: ToolProgress): void;
 }
 
 /** Runs a tool: gets the schema's parsed output (defaults filled in); returns a string (sent as-is) or any JSON value. */
@@ -40,23 +51,45 @@ export interface ToolDefinition<Schema extends z.ZodType, Result> {
   timeout?: number;
 }
 
-/** A tool made by {@link defineTool}. */
-export interface Tool<Schema extends z.ZodType = z.ZodType, Result = unknown> {
+/** What a tool's parameters are: a zod schema ({@link defineTool}) or a JSON Schema (`defineJsonSchemaTool`). */
+export type ToolParameters = z.ZodType | JsonSchema;
+
+/** The arguments `execute` receives: a zod schema's parsed output, or the validated JSON object. */
+export type ToolArgs<Schema extends ToolParameters> = Schema extends z.ZodType
+  ? z.output<Schema>
+  : Record<string, unknown>;
+
+/** One reason a call's arguments were rejected: where (`path`, empty for the root) and why. */
+export interface ToolArgumentIssue {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+/** The outcome of {@link Tool.validate}: zod's `safeParse` result has this shape. */
+export type ToolValidation<Args> =
+  | { success: true; data: Args; error?: undefined }
+  | { success: false; data?: undefined; error: { readonly issues: readonly ToolArgumentIssue[] } };
+
+/**
+ * A tool made by {@link defineTool} (zod parameters) or `defineJsonSchemaTool` (JSON Schema parameters). `Args` is
+ * what `execute` receives, derived from `Schema`.
+ */
+export interface Tool<Schema extends ToolParameters = ToolParameters, Result = unknown, Args = ToolArgs<Schema>> {
   readonly name: string;
   readonly description: string | undefined;
-  /** The zod schema the call's arguments are validated with. */
+  /** The schema the call's arguments are validated with. */
   readonly parameters: Schema;
   /** The JSON Schema of the arguments as sent on the wire (strict-mode rewritten when `strict`). */
   readonly jsonSchema: JsonSchema;
   /** Runs the tool; absent on a passthrough tool. (Method syntax keeps `Tool<X>` assignable to `Tool`.) */
-  execute?(args: z.output<Schema>, context: ToolContext): Result | Promise<Result>;
+  execute?(args: Args, context: ToolContext): Result | Promise<Result>;
   readonly strict: boolean;
   readonly timeout: number | undefined;
   /**
    * Validates a call's parsed arguments. In strict mode a `null` for a property the schema marks optional
    * is dropped first, so the schema's defaults apply.
    */
-  readonly validate: (args: unknown) => Promise<z.ZodSafeParseResult<z.output<Schema>>>;
+  readonly validate: (args: unknown) => Promise<ToolValidation<Args>>;
 }
 
 /**
@@ -73,14 +106,36 @@ export interface Tool<Schema extends z.ZodType = z.ZodType, Result = unknown> {
  */
 export function defineTool<Schema extends z.ZodType, Result = unknown>(
   definition: ToolDefinition<Schema, Result>,
-): Tool<Schema, Result> {
+): Tool<Schema, Result, z.output<Schema>> {
+  const { name, parameters } = definition;
+  assertZod4(`Tool "${name}": parameters`, parameters);
+  const schema = inputJsonSchema(parameters);
+  if (schema.type !== 'object') throw new TypeError(`Tool "${name}": parameters must be a zod object schema`);
+  return buildTool(definition, schema, (args) => parameters.safeParseAsync(args));
+}
+
+/**
+ * The tool object of {@link defineTool} and `defineJsonSchemaTool`, from the definition, the argument object's JSON
+ * Schema and the schema's own check. Enforces the rules every tool follows (the strictest wire's name rule, OpenAI's;
+ * a positive timeout); in strict mode the wire schema is rewritten and the nulls of optional properties are dropped
+ * before `check`.
+ */
+export function buildTool<Parameters extends ToolParameters, Result, Args>(
+  definition: {
+    name: string;
+    description?: string | undefined;
+    parameters: Parameters;
+    execute?: ToolExecute<Args, Result> | undefined;
+    strict?: boolean | undefined;
+    timeout?: number | undefined;
+  },
+  schema: JsonSchema,
+  check: (args: unknown) => Promise<ToolValidation<Args>>,
+): Tool<Parameters, Result, Args> {
   const { name, description, parameters, execute, strict = false, timeout } = definition;
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
     throw new TypeError(`Tool name "${name}" must be 1-64 letters, digits, "_" or "-"`);
   if (timeout !== undefined && !(timeout > 0)) throw new RangeError(`Tool "${name}": timeout must be > 0 ms`);
-  assertZod4(`Tool "${name}": parameters`, parameters);
-  const schema = inputJsonSchema(parameters);
-  if (schema.type !== 'object') throw new TypeError(`Tool "${name}": parameters must be a zod object schema`);
   return {
     name,
     description,
@@ -89,9 +144,7 @@ export function defineTool<Schema extends z.ZodType, Result = unknown>(
     execute,
     strict,
     timeout,
-    validate: strict
-      ? (args) => parameters.safeParseAsync(dropOptionalNulls(schema, args))
-      : (args) => parameters.safeParseAsync(args),
+    validate: strict ? (args) => check(dropOptionalNulls(schema, args)) : check,
   };
 }
 

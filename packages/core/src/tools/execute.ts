@@ -6,8 +6,8 @@
 import { TimeoutError, ToolError } from '../errors.js';
 import { abortError } from '../internal/fail.js';
 import { NEVER } from '../internal/signal.js';
-import type * as z from 'zod';
-import type { Tool, ToolContext } from './define.js';
+import { type ToolResultPart, ToolContent, textOf } from './content.js';
+import type { Tool, ToolArgumentIssue, ToolContext, ToolProgress } from './define.js';
 
 /** A tool call as the model produced it. */
 export interface ToolCall {
@@ -25,6 +25,8 @@ export interface ToolResult {
   output: unknown;
   /** What the model receives: a string result as-is, any other value as JSON, an error as `{"error": "..."}`. */
   content: string;
+  /** Present when the tool returned a {@link ToolContent}: its parts, which a protocol may send as they are (images). */
+  parts?: readonly ToolResultPart[];
   isError: boolean;
   /** Why the call failed: a ToolError, or a TimeoutError (phase `'tool'`) when the tool ran out of time. */
   error?: ToolError | TimeoutError;
@@ -57,6 +59,8 @@ export interface ExecuteToolCallsOptions<Message = unknown> {
   onToolCall?: ((call: ValidToolCall) => ToolCallDecision | Promise<ToolCallDecision>) | undefined;
   /** Told of each result as it is known (tools finish in any order). */
   onResult?: ((result: ToolResult) => void) | undefined;
+  /** Told of each progress report of a running tool (`ctx.progress`). */
+  onProgress?: ((call: ValidToolCall, progress: ToolProgress) => void) | undefined;
   /**
    * Told when a call starts running, or is refused before (invalid, unknown, denied); the function it returns is
    * told the call's result (an AbortError when the loop was aborted while it ran). The tool loop's telemetry opens and ends each tool's span with it.
@@ -74,7 +78,7 @@ export async function executeToolCalls<Message = unknown>(
   options: ExecuteToolCallsOptions<Message> = {},
 ): Promise<ToolResult[]> {
   const { signal, step = 1, messages = [], concurrency = Number.POSITIVE_INFINITY, onToolCall, onResult } = options;
-  const { onToolStart } = options;
+  const { onToolStart, onProgress } = options;
   if (!(concurrency >= 1)) throw new RangeError('concurrency must be >= 1');
   const byName = toolsByName(tools);
   const results: ToolResult[] = new Array(calls.length);
@@ -102,7 +106,8 @@ export async function executeToolCalls<Message = unknown>(
   const worker = async () => {
     while (next < runnable.length) {
       const { index, call } = runnable[next++] as (typeof runnable)[number];
-      const context = { signal: signal ?? NEVER, toolCallId: call.id, step, messages };
+      const progress = (update: ToolProgress) => onProgress?.(call, update);
+      const context = { signal: signal ?? NEVER, toolCallId: call.id, step, messages, progress };
       const ended = onToolStart?.(call);
       let result: ToolResult;
       try {
@@ -144,7 +149,7 @@ export async function validateToolCall(
   }
   const parsed = await tool.validate(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue: z.core.$ZodIssue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const issues = parsed.error.issues.map((issue: ToolArgumentIssue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
     return fail(`Invalid arguments for tool "${call.name}": ${issues.join('; ')}`, parsed.error);
   }
   return { tool, args: parsed.data };
@@ -152,9 +157,14 @@ export async function validateToolCall(
 
 /**
  * Runs one tool with validated arguments, honouring its `timeout` and the context's signal. A throw or a timeout
- * resolves to an error result; an abort of `context.signal` rejects with an AbortError.
+ * resolves to an error result; an abort of `context.signal` rejects with an AbortError. Progress reports go to
+ * `context.progress` when given.
  */
-export function runTool(tool: Tool, args: unknown, context: ToolContext): Promise<ToolResult> {
+export function runTool(
+  tool: Tool,
+  args: unknown,
+  context: Omit<ToolContext, 'progress'> & Partial<Pick<ToolContext, 'progress'>>,
+): Promise<ToolResult> {
   const call = { id: context.toolCallId, name: tool.name };
   const execute = tool.execute;
   if (!execute) {
@@ -193,7 +203,7 @@ export function runTool(tool: Tool, args: unknown, context: ToolContext): Promis
       }, ms);
     }
     Promise.resolve()
-      .then(() => execute.call(tool, args, { ...context, signal: controller.signal }))
+      .then(() => execute.call(tool, args, { progress: ignoreProgress, ...context, signal: controller.signal }))
       .then(
         (output) => {
           const durationMs = performance.now() - started;
@@ -244,6 +254,7 @@ export function toolsByName(tools: readonly Tool[]): Map<string, Tool> {
 }
 
 function successResult(call: { id: string; name: string }, output: unknown, durationMs: number): ToolResult {
+  if (output instanceof ToolContent) return contentResult(call, output, durationMs);
   let content: string;
   try {
     content = toolResultContent(output);
@@ -257,6 +268,19 @@ function successResult(call: { id: string; name: string }, output: unknown, dura
   }
   return { toolCallId: call.id, toolName: call.name, output, content, isError: false, durationMs };
 }
+
+/** The result of a tool that returned parts; `isError` content is an error result like a throw's. */
+function contentResult(call: { id: string; name: string }, output: ToolContent, durationMs: number): ToolResult {
+  const text = textOf(output.parts);
+  if (output.isError) {
+    const error = new ToolError(text || `Tool "${call.name}" failed`, { toolName: call.name, toolCallId: call.id });
+    return { ...errorResult(call, error), parts: output.parts, durationMs };
+  }
+  const { value, parts } = output;
+  return { toolCallId: call.id, toolName: call.name, output: value, content: text, parts, isError: false, durationMs };
+}
+
+function ignoreProgress(): void {}
 
 function denialReason(name: string, decision: ToolCallDecision): string | undefined {
   if (decision === undefined || decision === 'allow') return undefined;

@@ -6,13 +6,20 @@ export {
   type JsonSchema,
   type ResponsesTool,
   type Tool,
+  type ToolArgs,
+  type ToolArgumentIssue,
   type ToolContext,
   type ToolDefinition,
   type ToolExecute,
+  type ToolParameters,
+  type ToolProgress,
+  type ToolValidation,
   toAnthropicTool,
   toChatTool,
   toResponsesTool,
 } from './define.js';
+export { ToolContent, type ToolResultPart } from './content.js';
+export { defineJsonSchemaTool, type JsonSchemaToolDefinition } from './json-schema.js';
 export {
   type ExecuteToolCallsOptions,
   executeToolCalls,
@@ -38,6 +45,7 @@ export {
   type ToolLoopPartial,
   type ToolLoopResult,
   type ToolLoopStep,
+  type ToolSource,
   type WithStep,
 } from './loop.js';
 export {

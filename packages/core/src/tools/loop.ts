@@ -13,10 +13,11 @@ import {
   type FinishEvent,
   type FinishReason,
   type NormalizedEvent,
+  type ToolProgressEvent,
   type ToolResultEvent,
   type Usage,
 } from '../events.js';
-import type { Tool } from './define.js';
+import type { Tool, ToolProgress } from './define.js';
 import { abortError } from '../internal/fail.js';
 import { resultInfo } from '../observe/call.js';
 import { addCost, type Cost } from '../observe/cost.js';
@@ -100,6 +101,16 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
    * one (`repair`): a user message holding `feedback`, or the protocol's equivalent. Without it, `repair` is ignored.
    */
   repairMessages?(completion: Completion, feedback: string): Message[];
+  /** A copy of `request` whose `tools` also hold `tools` (the tools of the loop's `mcp` sources for one step). */
+  withTools?(request: Request, tools: readonly Tool[]): Request;
+}
+
+/**
+ * Supplies tools to the loop, asked again before every step so a changed list is seen (an MCP client of
+ * `@ai4ts/mcp` is one: its tools are the server's, refreshed when the server says the list changed).
+ */
+export interface ToolSource {
+  tools(): Promise<readonly Tool[]>;
 }
 
 /** One step of the loop: a model request, its completion, and the tool calls it produced. */
@@ -160,6 +171,8 @@ export interface PrepareStepContext<Request = unknown, Completion = unknown> {
 export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   /** The tools the loop may run. A call naming none of them gets an "unknown tool" error result. */
   tools?: readonly Tool[];
+  /** MCP clients (or any {@link ToolSource}) whose tools join `tools` for the call; listed again before each step. */
+  mcp?: readonly ToolSource[];
   /** Most model requests to make (default 10). The calls of the last allowed request are returned unexecuted. */
   maxSteps?: number;
   /** Return after the first step that calls tools, without running them, for the host to run. */
@@ -250,12 +263,14 @@ export async function runSteps<Request, Completion, Message>(
   emit: ((event: ToolLoopEvent<Request, Completion>) => void) | undefined,
   signal: AbortSignal | undefined,
 ): Promise<ToolLoopResult<Request, Completion, Message>> {
-  const { tools = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
+  const { tools: ownTools = [], mcp: sources = [], maxSteps = 10, passThroughToolCalls = false, concurrency } = options;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError('maxSteps must be an integer >= 1');
+  if (sources.length > 0 && !adapter.withTools) throw new TypeError('This tool loop adapter cannot add `mcp` tools');
   const output = options.output && structuredOutput(options.output);
   let repairs = options.repair ?? 0;
   if (!Number.isInteger(repairs) || repairs < 0) throw new RangeError('repair must be an integer >= 0');
-  const byName = toolsByName(tools);
+  let tools = ownTools;
+  let byName = toolsByName(tools);
   const steps: ToolLoopStep<Request, Completion>[] = [];
   let usage: Usage | undefined;
   let cost: Cost | undefined;
@@ -268,10 +283,17 @@ export async function runSteps<Request, Completion, Message>(
     for (let step = 1; ; step++) {
       if (signal?.aborted) throw abortError(signal);
       current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
-      emit?.({ type: 'step.start', step, request: current });
+      let sending = current;
+      if (sources.length > 0) {
+        const sourced = (await untilAborted(Promise.all(sources.map((source) => source.tools())), signal)).flat();
+        tools = [...ownTools, ...sourced];
+        byName = toolsByName(tools);
+        sending = adapter.withTools?.(current, sourced) ?? current;
+      }
+      emit?.({ type: 'step.start', step, request: sending });
       const forward = emit && forwarder(emit, step, output !== undefined);
       const completion = await untilAborted(
-        adapter.send(current, { step, signal: signal ?? NEVER, emit: forward, telemetry: traced?.steps.options }),
+        adapter.send(sending, { step, signal: signal ?? NEVER, emit: forward, telemetry: traced?.steps.options }),
         signal,
       );
       const turn = adapter.readTurn(completion);
@@ -283,7 +305,7 @@ export async function runSteps<Request, Completion, Message>(
       failed = { completion, text: turn.text };
       const record: ToolLoopStep<Request, Completion> = {
         step,
-        request: current,
+        request: sending,
         completion,
         text: turn.text,
         finishReason: turn.finishReason,
@@ -318,6 +340,7 @@ export async function runSteps<Request, Completion, Message>(
           concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
           onToolCall: options.onToolCall && ((call) => options.onToolCall?.(call)),
           onResult: emit && ((result) => emit(toolResultEvent(result, step))),
+          onProgress: emit && ((call, progress) => emit(toolProgressEvent(call, progress, step))),
           onToolStart: traced && ((call) => traceTool(traced.steps, call)),
         });
         messages.push(...adapter.toolMessages(record.toolResults));
@@ -419,6 +442,10 @@ function toolResultEvent(result: ToolResult, step: number): WithStep<ToolResultE
     ...(result.durationMs === undefined ? {} : { durationMs: result.durationMs }),
     step,
   };
+}
+
+function toolProgressEvent(call: ToolCall, progress: ToolProgress, step: number): WithStep<ToolProgressEvent> {
+  return { type: 'tool.progress', id: call.id, name: call.name, ...progress, step };
 }
 
 /** The text of a failed step's partial completion, when the adapter can read it. */

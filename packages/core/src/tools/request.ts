@@ -16,6 +16,7 @@ export const LOOP_FIELDS = [
   'onStepFinish',
   'onToolCall',
   'prepareStep',
+  'mcp',
   'output',
   'repair',
 ] as const;
@@ -72,6 +73,7 @@ export function loopOptionsOf<
   if (request.onStepFinish !== undefined) options.onStepFinish = request.onStepFinish;
   if (request.onToolCall !== undefined) options.onToolCall = request.onToolCall;
   if (request.prepareStep !== undefined) options.prepareStep = request.prepareStep;
+  if (request.mcp !== undefined) options.mcp = request.mcp;
   if (request.output !== undefined) options.output = request.output;
   if (request.repair !== undefined) options.repair = request.repair;
   if (signal !== undefined) options.signal = signal;

@@ -1,0 +1,273 @@
+/**
+ * An MCP client whose server's tools join the tool loop of every protocol. Built on the official SDK's `Client`
+ * and transports: stdio (the server a child process of this one) and Streamable HTTP, falling back to the older
+ * HTTP+SSE transport for servers that only speak that.
+ */
+import {
+  Ai4tsError,
+  ConnectionError,
+  defineJsonSchemaTool,
+  type Tool,
+  type ToolContext,
+  type ToolSource,
+} from '@ai4ts/core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolResult,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
+import { fromMcpResult } from './content.js';
+
+/** A server started as a child process, spoken to over its stdin and stdout. */
+export interface McpStdioOptions extends McpCommonOptions {
+  command: string;
+  args?: string[];
+  /** Added to the safe variables the SDK passes on (`HOME`, `PATH`, ...); the rest of this process's env is not. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Where the server's stderr goes: this process's (`'inherit'`, the default), nowhere (`'ignore'`). */
+  stderr?: 'inherit' | 'ignore';
+}
+
+/** A server reached over HTTP: Streamable HTTP, or HTTP+SSE when the server answers the first POST with a 4xx. */
+export interface McpHttpOptions extends McpCommonOptions {
+  url: string | URL;
+  /** Sent with every request (an `Authorization` header, for example). */
+  headers?: Record<string, string>;
+}
+
+/** Options of every transport. */
+export interface McpCommonOptions {
+  /** The name this client gives the server (`clientInfo.name`); "ai4ts" by default. */
+  clientName?: string;
+  /** Milliseconds a tool call may run before it fails and is cancelled (60 000 by default, the SDK's own default). */
+  timeout?: number;
+}
+
+/** What {@link connectMcp} takes: a command (stdio) or a URL (HTTP). */
+export type McpConnectOptions = McpStdioOptions | McpHttpOptions;
+
+/** Which of a server's tools {@link McpClient.tools} returns, and under which names. */
+export interface McpToolsOptions {
+  /** Put before every tool's name (to tell two servers' tools apart): `prefix: 'github_'`. */
+  prefix?: string;
+  /** Only these tools (the server's names). */
+  include?: readonly string[];
+  /** All but these tools (the server's names). */
+  exclude?: readonly string[];
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * Connects to an MCP server and resolves once the MCP handshake is done.
+ *
+ * @throws (rejects with) ConnectionError when the server cannot be started or reached, or the handshake fails.
+ *
+ * @example
+ * await using mcp = await connectMcp({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
+ * const result = await client.chat.create({ model, messages, mcp: [mcp] });
+ */
+export async function connectMcp(options: McpConnectOptions): Promise<McpClient> {
+  const client = new McpClient(options);
+  await client.connect();
+  return client;
+}
+
+/**
+ * A connection to one MCP server. Its tools are JSON-Schema tools (validated before they reach the server), usable
+ * in `tools` beside `defineTool` ones or through the request's `mcp` field, which lists them again before each
+ * step. A dropped connection (a crashed stdio server, a lost HTTP session) fails the calls in flight as error
+ * results and is opened again by the next call. `close()` (or `await using`) ends it and a stdio server with it.
+ */
+export class McpClient implements ToolSource, AsyncDisposable {
+  readonly #options: McpConnectOptions;
+  /** The open connection, or the one being opened; undefined when none is (never opened, dropped or closed). */
+  #connection: Promise<Client> | undefined;
+  /** The server's tools as last listed; undefined until listed and after `list_changed` or a reconnect. */
+  #listed: Promise<McpTool[]> | undefined;
+  /** The default view ({@link tools} without options) of `#listed`, so each step need not build validators again. */
+  #defaultTools: { from: Promise<McpTool[]>; tools: Promise<Tool[]> } | undefined;
+  #closed = false;
+
+  constructor(options: McpConnectOptions) {
+    this.#options = options;
+  }
+
+  /** Opens the connection if none is open. Called by {@link connectMcp} and, after a drop, by the next call. */
+  connect(): Promise<Client> {
+    if (this.#closed) return Promise.reject(new Ai4tsError(`MCP server ${this.#label()}: the client is closed`));
+    this.#connection ??= this.#open().catch((error: unknown) => {
+      this.#connection = undefined;
+      throw new ConnectionError(`MCP server ${this.#label()}: could not connect: ${messageOf(error)}`, {
+        cause: error,
+      });
+    });
+    return this.#connection;
+  }
+
+  /**
+   * The server's tools as ai4ts tools, listed when first asked and again after the server says the list changed.
+   * Names are the server's (with `prefix`), any character a model API refuses replaced by `_`, cut to 64.
+   */
+  async tools(options: McpToolsOptions = {}): Promise<Tool[]> {
+    const listed = this.#list();
+    if (options.prefix === undefined && options.include === undefined && options.exclude === undefined) {
+      if (this.#defaultTools?.from !== listed) this.#defaultTools = { from: listed, tools: this.#toTools(listed, {}) };
+      return [...(await this.#defaultTools.tools)];
+    }
+    return this.#toTools(listed, options);
+  }
+
+  /** Ends the connection (and a stdio server's process). Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const connection = this.#connection;
+    this.#connection = undefined;
+    this.#listed = undefined;
+    await connection?.then((client) => client.close(), () => {});
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #toTools(listed: Promise<McpTool[]>, { prefix = '', include, exclude }: McpToolsOptions): Promise<Tool[]> {
+    const chosen = (await listed).filter(
+      (tool) => (include === undefined || include.includes(tool.name)) && !exclude?.includes(tool.name),
+    );
+    const timeout = this.#options.timeout ?? DEFAULT_TIMEOUT_MS;
+    return chosen.map((tool) =>
+      defineJsonSchemaTool({
+        name: toolName(prefix + tool.name),
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        parameters: tool.inputSchema,
+        timeout,
+        execute: (args, context) => this.#call(tool.name, args, context, timeout),
+      }),
+    );
+  }
+
+  #list(): Promise<McpTool[]> {
+    if (this.#listed) return this.#listed;
+    const listed = this.connect().then(async (client) => {
+      const tools: McpTool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor === undefined ? {} : { cursor });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return tools;
+    });
+    this.#listed = listed;
+    listed.catch(() => {
+      if (this.#listed === listed) this.#listed = undefined;
+    });
+    return listed;
+  }
+
+  /** Calls a tool; the tool's signal cancels the request (the SDK sends `notifications/cancelled`). */
+  async #call(name: string, args: Record<string, unknown>, context: ToolContext, timeout: number) {
+    const client = await this.connect();
+    let result: CallToolResult;
+    try {
+      result = (await client.callTool({ name, arguments: args }, undefined, {
+        signal: context.signal,
+        // ai4ts's timeout (the tool's) fires first and cancels; the SDK's is a backstop.
+        timeout: timeout + 1_000,
+        onprogress: ({ progress, total, message }) =>
+          context.progress({
+            progress,
+            ...(total === undefined ? {} : { total }),
+            ...(message === undefined ? {} : { message }),
+          }),
+      })) as CallToolResult;
+    } catch (error) {
+      throw new Ai4tsError(`MCP server ${this.#label()}: ${messageOf(error)}`, { cause: error });
+    }
+    return fromMcpResult(result);
+  }
+
+  async #open(): Promise<Client> {
+    const options = this.#options;
+    const client = this.#client();
+    if ('command' in options) {
+      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+      await this.#attach(
+        client,
+        new StdioClientTransport({
+          command: options.command,
+          ...(options.args === undefined ? {} : { args: options.args }),
+          ...(options.env === undefined ? {} : { env: options.env }),
+          ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+          stderr: options.stderr ?? 'inherit',
+        }),
+      );
+      return client;
+    }
+    const url = new URL(options.url);
+    const requestInit = options.headers === undefined ? {} : { requestInit: { headers: options.headers } };
+    const { StreamableHTTPClientTransport, StreamableHTTPError } = await import(
+      '@modelcontextprotocol/sdk/client/streamableHttp.js'
+    );
+    try {
+      await this.#attach(client, new StreamableHTTPClientTransport(url, requestInit));
+      return client;
+    } catch (error) {
+      // A server of the older HTTP+SSE transport refuses the POST of the handshake (404 or 405).
+      const refused = error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
+      if (!refused) throw error;
+    }
+    const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+    const fallback = this.#client();
+    await this.#attach(fallback, new SSEClientTransport(url, requestInit));
+    return fallback;
+  }
+
+  #client(): Client {
+    const client = new Client(
+      { name: this.#options.clientName ?? 'ai4ts', version: '0.1.0' },
+      // The SDK validates structured results against a tool's outputSchema; cfworker's validator needs no eval.
+      { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+    );
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#listed = undefined;
+    });
+    return client;
+  }
+
+  /** Connects `client` over `transport`; when that connection drops, the next call opens a new one. */
+  async #attach(client: Client, transport: Transport): Promise<void> {
+    await client.connect(transport);
+    const connection = this.#connection;
+    client.onclose = () => {
+      if (this.#connection !== connection) return;
+      this.#connection = undefined;
+      this.#listed = undefined;
+    };
+  }
+
+  #label(): string {
+    const options = this.#options;
+    return 'command' in options ? `"${options.command}"` : `at ${redactUrl(options.url)}`;
+  }
+}
+
+/** A tool name every protocol accepts: `[a-zA-Z0-9_-]`, 1 to 64 characters. */
+function toolName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || '_';
+}
+
+/** The URL without credentials or a query (which may hold a key). */
+function redactUrl(url: string | URL): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
