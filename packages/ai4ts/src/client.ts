@@ -20,6 +20,7 @@ import type * as z from 'zod';
 import {
   isLoopRequest,
   type LoopFieldName,
+  type ModelContext,
   type LoopRequestShape,
   type OutputLoopStream,
   type ToolLoopResult,
@@ -49,6 +50,37 @@ import {
   runResponsesToolLoop,
   streamResponsesToolLoop,
 } from '@ai4ts/responses';
+
+/** What a middleware sees of a Chat Completions request; `request` is the wire request. */
+export interface ChatMiddlewareContext extends ModelContext {
+  readonly protocol: 'chat';
+  request: ChatCompletionRequest;
+}
+
+/** What a middleware sees of a Responses request. */
+export interface ResponsesMiddlewareContext extends ModelContext {
+  readonly protocol: 'responses';
+  request: ResponseCreateRequest;
+}
+
+/** What a middleware sees of a Messages request. */
+export interface MessagesMiddlewareContext extends ModelContext {
+  readonly protocol: 'messages';
+  request: MessageCreateParams;
+}
+
+/** The context of a model request, narrowed by `protocol`. */
+export type MiddlewareContext = ChatMiddlewareContext | ResponsesMiddlewareContext | MessagesMiddlewareContext;
+
+/** The result of one model request: a chat completion, a response or a message. */
+export type ModelResult = ChatCompletion | ResponseObject | Message;
+
+/**
+ * A middleware around each model request of every protocol ({@link Ai4ts.use}): change `ctx.request` (or replace
+ * it) before `next()`, observe the streamed events with `ctx.onEvent`, change the result `next()` gives, or answer
+ * without calling `next()`. Return a result of `ctx.protocol`'s kind; `next()` may be called once.
+ */
+export type Middleware = (ctx: MiddlewareContext, next: () => Promise<ModelResult>) => Promise<ModelResult>;
 
 /** Options of {@link Ai4ts}: the provider preset, baseURL, apiKey, retries and timeouts of its Transport. */
 export type Ai4tsOptions = TransportOptions;
@@ -203,6 +235,15 @@ export class Ai4ts {
       runLoop: (request, options) => runMessagesToolLoop(transport, request, options),
       streamLoop: (request, options) => streamMessagesToolLoop(transport, request, options),
     });
+  }
+
+  /**
+   * Adds a middleware around each later model request of every protocol: plain, streamed, and each step of a tool
+   * loop. The first added runs outermost. See docs/observability.md for a logger, a cache and a content filter.
+   */
+  use(middleware: Middleware): this {
+    this.transport.use(middleware);
+    return this;
   }
 }
 

@@ -1,8 +1,8 @@
 /** ChatService: Chat Completions over a Transport, one plain request at a time (`create` and `stream`). */
 import { ProtocolError, type Transport } from '@ai4ts/core';
-import { callOptionsOf, isRecord, sendCreate } from '@ai4ts/core/internal';
+import { callOptionsOf, sendCreate } from '@ai4ts/core/internal';
 import { ChatStreamListener } from './listener.js';
-import { CHAT_PROTOCOL, type ChatStream, streamChatCompletion } from './stream.js';
+import { CHAT_PROTOCOL, type ChatStream, isChatCompletion, streamChatCompletion } from './stream.js';
 import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
 import type { ChatCompletion, ChatCompletionRequest } from './types.js';
 
@@ -42,9 +42,9 @@ export class ChatService {
 
 /** The cheap check of a JSON answer: an object with `choices`. */
 function parseCompletion(json: unknown, text: string): ChatCompletion {
-  if (!isRecord(json) || !Array.isArray(json.choices)) {
+  // The provider's completion is returned as sent; only its `choices` array is checked.
+  if (!isChatCompletion(json)) {
     throw new ProtocolError('The response is not a chat completion (no choices)', { line: text });
   }
-  // The provider's completion is returned as sent; only its `choices` array is checked.
-  return json as unknown as ChatCompletion;
+  return json;
 }

@@ -3,7 +3,7 @@
  * service and the tool loop both use.
  */
 import { ListenerStream, type Transport } from '@ai4ts/core';
-import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
+import { callOptionsOf, isRecord, type ModelProtocol } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { type ChatStreamEvents, ChatStreamListener } from './listener.js';
 import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
@@ -25,6 +25,11 @@ import type { ChatCompletion, ChatCompletionRequest } from './types.js';
  */
 export class ChatStream extends ListenerStream<ChatStreamListener, ChatCompletion, ChatStreamEvents> {}
 
+/** Whether a value is a ChatCompletion (a cheap shape check): narrows a middleware's `ModelResult`. */
+export function isChatCompletion(value: unknown): value is ChatCompletion {
+  return isRecord(value) && Array.isArray(value.choices);
+}
+
 /** How a span, a log line and the cost read a completion. */
 export const CHAT_PROTOCOL: ModelProtocol<ChatCompletion> = {
   name: 'chat',
@@ -35,6 +40,7 @@ export const CHAT_PROTOCOL: ModelProtocol<ChatCompletion> = {
     usage: completion.usage,
     output: completion.choices.map((choice) => choice.message),
   }),
+  isResult: isChatCompletion,
 };
 
 /**
@@ -70,7 +76,7 @@ export function streamWireBody(
     new ChatStreamListener({ thinkTags, finishOnDone: transport.provider.quirks.doneWithoutFinishReason }),
     async (combined) => {
       const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
-        body,
+        body: call.body,
         options: { ...requestOptions, signal: combined },
         watch: call,
       });

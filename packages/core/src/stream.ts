@@ -282,17 +282,18 @@ export class ListenerStream<
         try {
           const starting = call?.start();
           if (starting) await starting;
-          // Only a span times the first chunk: with telemetry off no event pays for it.
-          const timed = call?.timesFirstChunk;
-          const forward = timed
-            ? (event: StreamEvent) => {
-                call?.firstChunk();
-                push(event);
-              }
-            : push;
-          for (const name of STREAM_EVENT_NAMES) listener.on(name, forward);
-          const final = await attempts(listener, open, combined, retry, call);
-          return call ? call.end(final) : final;
+          const read = () => {
+            // Only a span or a middleware's observer watches each event: otherwise no event pays for it.
+            const forward = call?.watchesEvents
+              ? (event: StreamEvent) => {
+                  call.event(event);
+                  push(event);
+                }
+              : push;
+            for (const name of STREAM_EVENT_NAMES) listener.on(name, forward);
+            return attempts(listener, open, combined, retry, call);
+          };
+          return call ? call.end(await call.through(read, true)) : await read();
         } catch (error) {
           throw call ? call.fail(error) : error;
         }

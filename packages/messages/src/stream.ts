@@ -3,11 +3,16 @@
  * step the service and the tool loop both use.
  */
 import { ListenerStream, type Transport } from '@ai4ts/core';
-import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
+import { callOptionsOf, isRecord, type ModelProtocol } from '@ai4ts/core/internal';
 import { type MessageStreamEvents, MessageStreamListener } from './listener.js';
 import { MESSAGES_PATH, type MessageRequestOptions, toWireRequest } from './request.js';
 import { toChatUsage, toFinishReason } from './convert.js';
 import type { Message, MessageCreateParams } from './types.js';
+
+/** Whether a value is a Message (a cheap shape check): narrows a middleware's `ModelResult`. */
+export function isMessage(value: unknown): value is Message {
+  return isRecord(value) && Array.isArray(value.content);
+}
 
 /** How a span, a log line and the cost read a message. */
 export const MESSAGES_PROTOCOL: ModelProtocol<Message> = {
@@ -19,6 +24,7 @@ export const MESSAGES_PROTOCOL: ModelProtocol<Message> = {
     usage: toChatUsage(message.usage),
     output: [{ role: message.role, content: message.content }],
   }),
+  isResult: isMessage,
 };
 
 /**
@@ -57,7 +63,7 @@ export function streamWireBody(
   const call = transport.call(MESSAGES_PROTOCOL, body, requestOptions);
   return new MessageStream(
     new MessageStreamListener(),
-    (combined) => transport.stream(MESSAGES_PATH, { body, options: { ...requestOptions, signal: combined }, watch: call }),
+    (combined) => transport.stream(MESSAGES_PATH, { body: call.body, options: { ...requestOptions, signal: combined }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
     call,

@@ -1,10 +1,15 @@
 /** The handle of one streamed Responses request, and `streamResponse`, the single step a tool loop repeats. */
 import { ListenerStream, type Transport } from '@ai4ts/core';
-import { callOptionsOf, type ModelProtocol } from '@ai4ts/core/internal';
+import { callOptionsOf, isRecord, type ModelProtocol } from '@ai4ts/core/internal';
 import { ResponseStreamListener, type ResponseStreamEvents } from './listener.js';
 import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
 import { toChatUsage, toFinishReason } from './convert.js';
 import type { ResponseCreateRequest, ResponseObject } from './types.js';
+
+/** Whether a value is a ResponseObject (a cheap shape check): narrows a middleware's `ModelResult`. */
+export function isResponseObject(value: unknown): value is ResponseObject {
+  return isRecord(value) && Array.isArray(value.output);
+}
 
 /** How a span, a log line and the cost read a response. */
 export const RESPONSES_PROTOCOL: ModelProtocol<ResponseObject> = {
@@ -16,6 +21,7 @@ export const RESPONSES_PROTOCOL: ModelProtocol<ResponseObject> = {
     usage: response.usage ? toChatUsage(response.usage) : undefined,
     output: response.output,
   }),
+  isResult: isResponseObject,
 };
 
 /**
@@ -54,7 +60,7 @@ export function streamWireBody(
   const call = transport.call(RESPONSES_PROTOCOL, body, requestOptions);
   return new ResponseStream(
     new ResponseStreamListener(),
-    (combined) => transport.stream(RESPONSES_PATH, { body, options: { ...requestOptions, signal: combined }, watch: call }),
+    (combined) => transport.stream(RESPONSES_PATH, { body: call.body, options: { ...requestOptions, signal: combined }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
     call,

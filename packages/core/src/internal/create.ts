@@ -13,13 +13,13 @@ export function sendCreate<Final>(
   transport: Transport,
   protocol: ModelProtocol<Final>,
   path: string,
-  body: unknown,
+  body: Record<string, unknown>,
   options: RequestOptions,
   reader: Pick<CreatedReader<Final>, 'listener' | 'parse'>,
 ): Promise<Final> {
   const call = transport.call(protocol, body, options);
   return call.run(async () => {
-    const response = await transport.request(path, { method: 'POST', body, options, watch: call });
+    const response = await transport.request(path, { method: 'POST', body: call.body, options, watch: call });
     return readCreated(response, { ...reader, signal: options.signal, secrets: transport.secrets(options) });
   });
 }

@@ -4,10 +4,12 @@
  * The Transport creates it ({@link Transport.call}); the stream handle, `readCreated` and the Transport's retries
  * report to it. With telemetry off it costs one object per request and nothing per event.
  */
-import { requestIdOf } from '../errors.js';
+import { Ai4tsError, requestIdOf } from '../errors.js';
+import type { StreamEvent } from '../events.js';
 import { redactHeaders } from '../internal/fail.js';
 import { type Cost, costOf, type Prices, priceOf } from './cost.js';
 import type { Log } from './logger.js';
+import { type ModelContext, type ModelMiddleware, runMiddleware } from './middleware.js';
 import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
 
 /** What the SDK knows of the HTTP response behind a result or a stream. */
@@ -44,6 +46,8 @@ export interface ModelProtocol<Final> {
   /** `chat`, `responses` or `messages`. */
   name: string;
   summarize(final: Final): ResultSummary;
+  /** Whether a value (a middleware's answer) is this protocol's result: a cheap check of its shape. */
+  isResult(value: unknown): value is Final;
 }
 
 /** What the Transport reports of each HTTP attempt of a model request. */
@@ -61,18 +65,21 @@ export interface CallContext {
   telemetry: (() => Telemetry | Promise<Telemetry>) | undefined;
   prices: Prices | undefined;
   secrets: readonly string[];
+  middleware: readonly ModelMiddleware[];
 }
 
 /** One model request, from its first attempt to its result or failure. */
 export class ModelCall<Final> implements RequestWatch {
   readonly #protocol: ModelProtocol<Final>;
-  readonly #body: unknown;
+  #body: Record<string, unknown>;
   readonly #context: CallContext;
+  /** The middleware's event observers; undefined when none registered one. */
+  #observers: ((event: StreamEvent) => void)[] | undefined;
   readonly #started = performance.now();
   #span: ModelSpan | undefined;
   #response: ResponseInfo | undefined;
 
-  constructor(protocol: ModelProtocol<Final>, body: unknown, context: CallContext) {
+  constructor(protocol: ModelProtocol<Final>, body: Record<string, unknown>, context: CallContext) {
     this.#protocol = protocol;
     this.#body = body;
     this.#context = context;
@@ -83,9 +90,23 @@ export class ModelCall<Final> implements RequestWatch {
     return this.#response;
   }
 
-  /** True when a span records the time to the first chunk: only then does a stream report its first event. */
-  get timesFirstChunk(): boolean {
-    return this.#span !== undefined;
+  /** The body to send: the wire body, as the middleware left it. */
+  get body(): Record<string, unknown> {
+    return this.#body;
+  }
+
+  /**
+   * True when a stream must report each event ({@link event}): a span times the first chunk, or a middleware
+   * observes the events. False by default, so no event pays for what nobody watches.
+   */
+  get watchesEvents(): boolean {
+    return this.#span !== undefined || this.#observers !== undefined;
+  }
+
+  /** One event of the streamed answer. */
+  event(event: StreamEvent): void {
+    this.#span?.firstChunk();
+    if (this.#observers) for (const observe of this.#observers) observe(event);
   }
 
   /** Starts the span; a promise only the first time telemetry loads `@opentelemetry/api`, else nothing to wait for. */
@@ -102,18 +123,40 @@ export class ModelCall<Final> implements RequestWatch {
     });
   }
 
-  /** Runs a non-streamed call: {@link start}, `send`, then {@link end} or {@link fail}. */
+  /** Runs a non-streamed call: {@link start}, the middleware around `send`, then {@link end} or {@link fail}. */
   async run(send: () => Promise<Final>): Promise<Final> {
     try {
       await this.start();
-      return this.end(await send());
+      return this.end(await this.through(send, false));
     } catch (error) {
       throw this.fail(error);
     }
   }
 
-  firstChunk(): void {
-    this.#span?.firstChunk();
+  /**
+   * Runs the client's middleware around `send` (which sends {@link body}); resolves to the protocol's result, the
+   * one `send` gave or one a middleware answered with.
+   */
+  async through(send: () => Promise<Final>, stream: boolean): Promise<Final> {
+    const { middleware } = this.#context;
+    if (middleware.length === 0) return send();
+    const ctx: ModelContext = {
+      protocol: this.#protocol.name,
+      request: this.#body,
+      stream,
+      onEvent: (observe) => {
+        this.#observers ??= [];
+        this.#observers.push(observe);
+      },
+    };
+    const result = await runMiddleware(middleware, ctx, () => {
+      this.#body = { ...ctx.request };
+      return send();
+    });
+    if (!this.#protocol.isResult(result)) {
+      throw new Ai4tsError(`A middleware returned something that is not a ${this.#protocol.name} result`);
+    }
+    return result;
   }
 
   retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void {

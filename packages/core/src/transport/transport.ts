@@ -29,6 +29,7 @@ import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import { readSseStream, type SseStream } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
+import type { ModelMiddleware } from '../observe/middleware.js';
 import { type Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
 import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry.js';
 
@@ -173,6 +174,7 @@ export class Transport {
   readonly provider: ProviderPreset;
   readonly #options: TransportOptions;
   readonly #log: Log | undefined;
+  readonly #middleware: ModelMiddleware[] = [];
 
   /**
    * Never throws for a missing key: the key is looked up at request time, so the env can be set later.
@@ -186,15 +188,29 @@ export class Transport {
   }
 
   /**
+   * Adds a middleware around every later model request (see {@link ModelMiddleware}); the first added runs
+   * outermost. Returns the transport, to chain.
+   */
+  use(middleware: ModelMiddleware): this {
+    this.#middleware.push(middleware);
+    return this;
+  }
+
+  /**
    * Starts watching one model request (its span, outcome log, request id and cost). `body` is the wire body;
    * `options` the call's, whose `telemetry` is merged over the client's.
    */
-  call<Final>(protocol: ModelProtocol<Final>, body: unknown, options: RequestOptions = {}): ModelCall<Final> {
+  call<Final>(
+    protocol: ModelProtocol<Final>,
+    body: Record<string, unknown>,
+    options: RequestOptions = {},
+  ): ModelCall<Final> {
     const context: CallContext = {
       log: this.#log,
       telemetry: this.telemetry(options),
       prices: this.#options.prices,
       secrets: this.secrets(options),
+      middleware: this.#middleware,
     };
     return new ModelCall(protocol, body, context);
   }

@@ -1,0 +1,168 @@
+/**
+ * `client.use(middleware)` around each model request of every protocol, against @ai4ts/testing over real HTTP:
+ * order, a changed request on the wire, observed events, short-circuits (a cache, a mock inside a loop, a
+ * guardrail) and the errors of a middleware that misbehaves.
+ */
+import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
+import { Ai4ts, Ai4tsError, defineTool, isChatCompletion, type Middleware, type ModelResult } from 'ai4ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+
+const user = { role: 'user' as const, content: 'Hello' };
+
+let model: MockModel | undefined;
+afterEach(async () => {
+  await model?.close();
+  model = undefined;
+});
+
+async function start(script: MockTurn[]): Promise<Ai4ts> {
+  model = await startMockModel({ script });
+  return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'sk-middleware-0123456789', maxRetries: 0 });
+}
+
+const plain = {
+  chat: (c: Ai4ts) => c.chat.create({ model: 'mock-model', messages: [user] }),
+  responses: (c: Ai4ts) => c.responses.create({ model: 'mock-model', input: [user] }),
+  messages: (c: Ai4ts) => c.messages.create({ model: 'mock-model', max_tokens: 32, messages: [user] }),
+};
+const streamed = {
+  chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user] }).final(),
+  responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user] }).final(),
+  messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 32, messages: [user] }).final(),
+};
+
+describe.each(Object.keys(plain) as (keyof typeof plain)[])('%s', (protocol) => {
+  it('runs the middleware in the order added, around the request, and sends the request they changed', async () => {
+    const client = await start([{ content: 'Hi.' }]);
+    const trail: string[] = [];
+    client
+      .use(async (ctx, next) => {
+        trail.push(`a before ${ctx.protocol} stream=${ctx.stream}`);
+        ctx.request = { ...ctx.request, temperature: 0.3 };
+        const result = await next();
+        trail.push('a after');
+        return result;
+      })
+      .use(async (ctx, next) => {
+        trail.push(`b before temperature=${'temperature' in ctx.request ? ctx.request.temperature : undefined}`);
+        const result = await next();
+        trail.push('b after');
+        return result;
+      });
+    await plain[protocol](client);
+    expect(trail).toEqual([`a before ${protocol} stream=false`, 'b before temperature=0.3', 'b after', 'a after']);
+    expect(model?.requests[0]?.body).toMatchObject({ model: 'mock-model', temperature: 0.3 });
+  });
+
+  it('a cache keyed by the request answers the second identical request without sending it (create and stream)', async () => {
+    const client = await start([{ content: 'Cached answer.' }, { content: 'Streamed answer.' }]);
+    const cache = new Map<string, ModelResult>();
+    client.use(async (ctx, next) => {
+      const key = `${ctx.protocol} ${ctx.stream} ${JSON.stringify(ctx.request)}`;
+      const hit = cache.get(key);
+      if (hit) return hit;
+      const result = await next();
+      cache.set(key, result);
+      return result;
+    });
+    const first = await plain[protocol](client);
+    const second = await plain[protocol](client);
+    expect(second).toBe(first);
+    const third = await streamed[protocol](client);
+    const fourth = await streamed[protocol](client);
+    expect(fourth).toBe(third);
+    expect(model?.requests).toHaveLength(2);
+  });
+
+  it('observes the streamed events', async () => {
+    const client = await start([{ content: 'Streamed words.' }]);
+    const deltas: string[] = [];
+    client.use(async (ctx, next) => {
+      ctx.onEvent((event) => {
+        if (event.type === 'content') deltas.push(event.delta);
+      });
+      return next();
+    });
+    await streamed[protocol](client);
+    expect(deltas.join('')).toBe('Streamed words.');
+  });
+});
+
+describe('short-circuits and errors', () => {
+  it('a mock answers every step of a tool loop: the tool runs on its call, the server is never asked', async () => {
+    const client = await start([]);
+    const ran: string[] = [];
+    const echo = defineTool({
+      name: 'echo',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => {
+        ran.push(text);
+        return text;
+      },
+    });
+    let step = 0;
+    client.use(async (ctx) => {
+      if (ctx.protocol !== 'chat') throw new Error('chat only');
+      step++;
+      const message =
+        step === 1
+          ? {
+              role: 'assistant' as const,
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'echo', arguments: '{"text":"hi"}' } }],
+            }
+          : { role: 'assistant' as const, content: `Done with ${ctx.request.messages.length} messages.` };
+      return {
+        id: `mock-${step}`,
+        object: 'chat.completion',
+        created: 0,
+        model: 'mock-model',
+        choices: [{ index: 0, message, finish_reason: step === 1 ? 'tool_calls' : 'stop' }],
+      };
+    });
+    const result = await client.chat.create({ model: 'mock-model', messages: [user], tools: [echo] });
+    expect(ran).toEqual(['hi']);
+    expect(result.text).toBe('Done with 3 messages.');
+    expect(model?.requests).toHaveLength(0);
+  });
+
+  it('a content filter rejects a request before it is sent, and can change an answer', async () => {
+    const client = await start([{ content: 'The password is hunter2.' }]);
+    client.use(async (ctx, next) => {
+      if (JSON.stringify(ctx.request).includes('credit card')) throw new Ai4tsError('Blocked by the content filter');
+      const result = await next();
+      if (isChatCompletion(result)) {
+        const choices = result.choices.map((choice) => ({
+          ...choice,
+          message: { ...choice.message, content: choice.message.content?.replace(/hunter2/g, '*******') ?? null },
+        }));
+        return { ...result, choices };
+      }
+      return result;
+    });
+    await expect(
+      client.chat.create({ model: 'mock-model', messages: [{ role: 'user', content: 'my credit card is 4111' }] }),
+    ).rejects.toThrow('Blocked by the content filter');
+    expect(model?.requests).toHaveLength(0);
+    const completion = await client.chat.create({ model: 'mock-model', messages: [user] });
+    expect(completion.choices[0]?.message.content).toBe('The password is *******.');
+  });
+
+  it('a middleware that returns something else than the protocol result, or calls next() twice, fails the call', async () => {
+    const client = await start([{ content: 'One.' }]);
+    const wrong: Middleware = async () => ({ id: 'x', choices: 'none' }) as unknown as ModelResult;
+    client.use(wrong);
+    await expect(client.chat.create({ model: 'mock-model', messages: [user] })).rejects.toThrow(
+      'A middleware returned something that is not a chat result',
+    );
+    const twice = await start([{ content: 'One.' }]);
+    twice.use(async (_ctx, next) => {
+      await next();
+      return next();
+    });
+    await expect(twice.chat.create({ model: 'mock-model', messages: [user] })).rejects.toThrow(
+      'A middleware called next() twice',
+    );
+  });
+});
