@@ -268,3 +268,42 @@ describe('Anthropic Messages: native structured outputs', () => {
     });
   });
 });
+
+describe('partialToolArguments', () => {
+  const lookup = defineTool({
+    name: 'lookup',
+    parameters: z.object({ city: z.string(), days: z.array(z.number()) }),
+    execute: () => 'ok',
+  });
+  const args = { city: 'Zürich "centre"', days: [1, 2, 30] };
+
+  it.each(['chat', 'responses', 'messages'] as const)('%s: tool_call.delta events carry the arguments parsed so far', async (protocol) => {
+    const c = await client([{ toolCalls: [{ name: 'lookup', arguments: args }] }, { content: 'done' }]);
+    const request = { tools: [lookup], partialToolArguments: true } as const;
+    const stream =
+      protocol === 'chat'
+        ? c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: QUESTION }], ...request })
+        : protocol === 'responses'
+          ? c.responses.stream({ model: 'mock-model', input: QUESTION, ...request })
+          : c.messages.stream({ model: 'mock-model', max_tokens: 100, messages: [{ role: 'user', content: QUESTION }], ...request });
+    const partials: unknown[] = [];
+    for await (const event of stream) if (event.type === 'tool_call.delta' && 'partialArguments' in event) partials.push(event.partialArguments);
+    await stream.final();
+    expect(partials.length).toBeGreaterThan(3);
+    expect(partials.at(-1)).toEqual(args);
+    for (const partial of partials) expect(args.city.startsWith((partial as { city?: string }).city ?? '')).toBe(true);
+    expect(bodies()[0]).not.toHaveProperty('partialToolArguments');
+  });
+
+  it('is opt-in', async () => {
+    const c = await client([{ toolCalls: [{ name: 'lookup', arguments: args }] }, { content: 'done' }]);
+    const stream = c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: QUESTION }], tools: [lookup] });
+    let deltas = 0;
+    for await (const event of stream)
+      if (event.type === 'tool_call.delta') {
+        deltas++;
+        expect(event).not.toHaveProperty('partialArguments');
+      }
+    expect(deltas).toBeGreaterThan(3);
+  });
+});

@@ -56,6 +56,11 @@ export interface ToolCallDeltaEvent {
   id: string;
   delta: string;
   choice: number;
+  /**
+   * The arguments parsed so far (a partial value, as `object` events carry): only in a tool loop whose request sets
+   * `partialToolArguments: true`, and only on deltas that change it.
+   */
+  partialArguments?: unknown;
 }
 
 /** A tool call is complete: `arguments` is the whole argument string exactly as streamed (`"{}"` when none came). */

@@ -119,6 +119,27 @@ describe('PartialJsonParser', () => {
     expect(parser.value).toBe(second);
   });
 
+  it('a closed container keeps its identity in later partials, and closing changes nothing', () => {
+    const parser = new PartialJsonParser();
+    parser.push('{"a": {"x": [1, "s');
+    const first = parser.value as { a: { x: unknown[] } };
+    expect(parser.push('"]}')).toBe(false);
+    expect(parser.value).toBe(first);
+    parser.push(', "b": true');
+    const second = parser.value as { a: unknown };
+    expect(second).toEqual({ a: { x: [1, 's'] }, b: true });
+    expect(second.a).toBe(first.a);
+  });
+
+  it('a partial taken early reads as it was, whenever it is read', () => {
+    const parser = new PartialJsonParser();
+    parser.push('{"list": [{"n": "a');
+    const early = parser.partial();
+    parser.push('bc"}, {"n": "d"}], "z": tr');
+    expect(early()).toEqual({ list: [{ n: 'a' }] });
+    expect(parser.value).toEqual({ list: [{ n: 'abc' }, { n: 'd' }] });
+  });
+
   it('deep nesting', () => {
     const depth = 5000;
     const text = '['.repeat(depth) + ']'.repeat(depth);

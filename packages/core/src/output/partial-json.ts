@@ -4,27 +4,27 @@
  *
  * Its partial value never holds what the final value does not: a string only grows, a number, `true`, `false` or
  * `null` appears only once complete (`tru` is nothing yet), an object member appears once its key is complete and
- * its value has begun, an array element once it has begun. The value is immutable and structurally shared: reading
- * it after a change copies only the containers on the path to the change, and every other subtree is the same
- * object as in the previous value.
+ * its value has begun, an array element once it has begun.
+ *
+ * Partial values are immutable and structurally shared, and cost nothing until read. Everything before the last
+ * entry of an open container is complete, and a container's value is built once, when it closes; so a partial is
+ * captured after a change by noting, for each open container, how many entries it has (O(depth)), and built when
+ * read from those counts, the closed containers' values (shared by every later partial) and the string in
+ * progress: only the open containers on the path to the change are copied.
  */
 
-/** A container being parsed: its entries, and the immutable value last built from them. */
+/** A container being parsed: its entries, and its value once closed. */
 class Container {
   /** Object keys, in first-occurrence order (empty for an array). */
   readonly keys: string[] = [];
-  /** The entries: a finished or partial primitive, or a nested container. */
+  /** The entries: a complete primitive, a string in progress (the last entry), or a nested container. */
   readonly values: unknown[] = [];
   /** Object key -> position in `values` (a repeated key replaces the value in place, as `JSON.parse` does). */
   readonly positions: Map<string, number> | undefined;
-  /** Changed since `snapshot` was built. */
-  dirty = true;
-  snapshot: unknown = undefined;
+  /** The immutable value, built when the container closes. */
+  final: unknown = undefined;
 
-  constructor(
-    readonly isArray: boolean,
-    readonly parent: Container | undefined,
-  ) {
+  constructor(readonly isArray: boolean) {
     this.positions = isArray ? undefined : new Map();
   }
 
@@ -42,37 +42,54 @@ class Container {
   }
 
   /**
-   * The immutable value: rebuilt when dirty, reusing every clean child's own value. Iterative (children first),
-   * so nesting depth costs no stack.
+   * The value of the first `count` entries, `last` standing for the entry at `lastAt` (an open child's partial
+   * value, or a string in progress); closed children are their built values.
    */
-  build(): unknown {
-    if (!this.dirty) return this.snapshot;
-    const order: Container[] = [];
-    const pending: Container[] = [this];
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      order.push(next);
-      for (const value of next.values) if (value instanceof Container && value.dirty) pending.push(value);
+  compose(count: number, lastAt: number, last: unknown): unknown {
+    const values = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) {
+      const value = this.values[i];
+      values[i] = i === lastAt ? last : value instanceof Container ? value.final : value;
     }
-    for (let i = order.length - 1; i >= 0; i--) order[i]?.compose();
-    return this.snapshot;
-  }
-
-  /** Builds this container's value from its entries; its dirty children are built already. */
-  compose(): void {
-    this.dirty = false;
-    const values = this.values.map((value) => (value instanceof Container ? value.snapshot : value));
-    if (this.isArray) {
-      this.snapshot = values;
-      return;
-    }
+    if (this.isArray) return values;
     const object: Record<string, unknown> = {};
-    this.keys.forEach((key, i) => {
+    for (let i = 0; i < count; i++) {
+      const key = this.keys[i] as string;
       // An own `__proto__` member, as JSON.parse makes it, not the prototype.
       if (key === '__proto__') Object.defineProperty(object, key, { value: values[i], enumerable: true, writable: true, configurable: true });
       else object[key] = values[i];
-    });
-    this.snapshot = object;
+    }
+    return object;
   }
+}
+
+/** A partial value as captured: the open containers, their entry counts, and the string in progress. */
+interface Capture {
+  readonly open: readonly Container[];
+  readonly counts: readonly number[];
+  /** Where each open container but the first sits in its parent. */
+  readonly positions: readonly number[];
+  /** The string in progress in the innermost container, and its position; position -1 when there is none. */
+  readonly leaf: string;
+  readonly leafAt: number;
+  /** Once read: the value of each open container (the first is the whole value). */
+  built?: unknown[];
+}
+
+/** Builds a captured partial value once, innermost container first (iterative: nesting depth costs no stack). */
+function materialize(capture: Capture): unknown {
+  if (capture.built) return capture.built[0];
+  const { open, counts, positions } = capture;
+  const built = new Array<unknown>(open.length);
+  let child: unknown = capture.leaf;
+  let childAt = capture.leafAt;
+  for (let i = open.length - 1; i >= 0; i--) {
+    child = (open[i] as Container).compose(counts[i] as number, childAt, child);
+    built[i] = child;
+    childAt = positions[i - 1] ?? -1;
+  }
+  capture.built = built;
+  return child;
 }
 
 /** What the parser expects next. */
@@ -117,6 +134,8 @@ function isWhitespace(code: number): boolean {
 export class PartialJsonParser {
   #mode: Mode = Mode.Value;
   #stack: Container[] = [];
+  /** Where each open container but the outermost sits in its parent (parallel to `#stack`, one shorter). */
+  #positions: number[] = [];
   #root: unknown = undefined;
   #hasRoot = false;
   /** The text of the token in progress: a string's characters, a number, a literal. */
@@ -124,14 +143,49 @@ export class PartialJsonParser {
   #isKey = false;
   /** An escape in progress inside a string: `\`, `\u`, `\u12`, ... */
   #escape = '';
-  /** Where the string in progress sits: its container and position (undefined for a root string). */
-  #slot: { container: Container; position: number } | undefined;
+  /** Where the string in progress sits in the innermost container; -1 for none or a root string. */
+  #slot = -1;
+  /** The string in progress as the last capture saw it. */
+  #shown = '';
   #changed = false;
   #error: string | undefined;
+  /** The reader of the value as of the last change, once asked for. */
+  #latest: (() => unknown) | undefined;
+  /** What `#latest` reads, when the value has open containers. */
+  #capture: Capture | undefined;
 
-  /** The partial value; a new object after each change, the same one otherwise. */
+  /** The partial value (`undefined` until something is visible); a new object after each change, the same one otherwise. */
   get value(): unknown {
-    return this.#root instanceof Container ? this.#root.build() : this.#root;
+    return this.partial()();
+  }
+
+  /**
+   * The partial value as it is now, to read later: O(depth) to take, and built once when first read (then the same
+   * object). What the stream's `object` events hold, so a change costs nothing when nobody reads it.
+   */
+  partial(): () => unknown {
+    if (this.#latest) return this.#latest;
+    let read: () => unknown;
+    const root = this.#root;
+    if (!(root instanceof Container)) {
+      const value = this.#mode === Mode.String && this.#stack.length === 0 && this.#hasRoot ? this.#token : root;
+      read = () => value;
+    } else if (this.#stack.length === 0) {
+      read = () => root.final;
+    } else {
+      const inString = this.#mode === Mode.String && !this.#isKey;
+      const capture: Capture = {
+        open: [...this.#stack],
+        counts: this.#stack.map((container) => container.values.length),
+        positions: [...this.#positions],
+        leaf: inString ? this.#token : '',
+        leafAt: inString ? this.#slot : -1,
+      };
+      this.#capture = capture;
+      read = () => materialize(capture);
+    }
+    this.#latest = read;
+    return read;
   }
 
   /** Why the text is not JSON, once it is known not to be. */
@@ -181,7 +235,7 @@ export class PartialJsonParser {
       if (isWhitespace(code)) continue;
       this.#readStructure(char);
     }
-    if (this.#mode === Mode.String && !this.#isKey) this.#updateString();
+    if (this.#mode === Mode.String && !this.#isKey && this.#token !== this.#shown) this.#change();
     return this.#changed;
   }
 
@@ -218,9 +272,7 @@ export class PartialJsonParser {
     if (char === ']' && mode === Mode.ArrayFirst) this.#close();
     else if (char === '"') this.#startString(false);
     else if (char === '{' || char === '[') {
-      const container = new Container(char === '[', this.#stack.at(-1));
-      this.#place(container);
-      this.#stack.push(container);
+      this.#open(new Container(char === '['));
       this.#mode = char === '[' ? Mode.ArrayFirst : Mode.ObjectFirst;
     } else if (char === '-' || (char >= '0' && char <= '9')) {
       this.#mode = Mode.Number;
@@ -291,7 +343,10 @@ export class PartialJsonParser {
     this.#mode = Mode.String;
     this.#isKey = isKey;
     this.#token = '';
-    if (!isKey) this.#slot = this.#place('');
+    if (!isKey) {
+      this.#shown = '';
+      this.#slot = this.#place('');
+    }
   }
 
   #endString(): void {
@@ -300,28 +355,17 @@ export class PartialJsonParser {
       this.#key = this.#token;
     } else {
       this.#mode = Mode.After;
-      this.#updateString();
-      this.#slot = undefined;
+      const top = this.#stack.at(-1);
+      if (top === undefined) this.#root = this.#token;
+      else top.values[this.#slot] = this.#token;
+      if (this.#token !== this.#shown) this.#change();
+      this.#slot = -1;
     }
     this.#token = '';
   }
 
   /** The key the next value of the innermost object belongs to. */
   #key = '';
-
-  /** Shows the string in progress, as far as it has come. */
-  #updateString(): void {
-    const slot = this.#slot;
-    if (slot === undefined) {
-      if (this.#root === this.#token) return;
-      this.#root = this.#token;
-    } else {
-      if (slot.container.values[slot.position] === this.#token) return;
-      slot.container.values[slot.position] = this.#token;
-      this.#touch(slot.container);
-    }
-    this.#changed = true;
-  }
 
   #endNumber(): void {
     if (!NUMBER.test(this.#token)) {
@@ -333,31 +377,45 @@ export class PartialJsonParser {
     this.#token = '';
   }
 
-  /** Puts a value that has begun into the innermost container (or the root); returns where it went. */
-  #place(value: unknown): { container: Container; position: number } | undefined {
-    this.#changed = true;
+  /** Puts a value that has begun into the innermost container (or the root); returns its position there (-1: root). */
+  #place(value: unknown): number {
+    this.#change();
     const top = this.#stack.at(-1);
     if (top === undefined) {
       this.#root = value;
       this.#hasRoot = true;
-      return undefined;
+      return -1;
     }
-    const position = top.add(this.#key, value);
-    this.#touch(top);
-    return { container: top, position };
+    return top.add(this.#key, value);
   }
 
+  #open(container: Container): void {
+    const position = this.#place(container);
+    if (this.#stack.length > 0) this.#positions.push(position);
+    this.#stack.push(container);
+  }
+
+  /**
+   * Closes the innermost container: its value is built now, once, and shared by every later partial. Closing
+   * changes nothing visible: when the current partial was read, its copy of the container becomes the value, so
+   * the next partial shares it.
+   */
   #close(): void {
-    this.#stack.pop();
+    const depth = this.#stack.length - 1;
+    const container = this.#stack.pop();
+    this.#positions.pop();
+    if (container) {
+      const built = this.#capture?.open[depth] === container ? this.#capture.built?.[depth] : undefined;
+      container.final = built ?? container.compose(container.values.length, -1, undefined);
+    }
     this.#mode = Mode.After;
   }
 
-  /** Marks a container and its ancestors changed; stops at one already marked (so a change costs O(1) amortized). */
-  #touch(container: Container | undefined): void {
-    while (container !== undefined && !container.dirty) {
-      container.dirty = true;
-      container = container.parent;
-    }
+  #change(): void {
+    this.#changed = true;
+    this.#latest = undefined;
+    this.#capture = undefined;
+    if (this.#mode === Mode.String && !this.#isKey) this.#shown = this.#token;
   }
 
   #fail(message: string): void {

@@ -197,6 +197,11 @@ export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   output?: z.ZodType;
   /** With `output`: how many times to send the validation issues back and ask again (default 0). Each is a step. */
   repair?: number;
+  /**
+   * Streamed loops: give `tool_call.delta` events `partialArguments`, the arguments parsed so far, for UIs that show
+   * them as they stream (the tool itself still runs only on the complete, validated arguments).
+   */
+  partialToolArguments?: boolean;
 }
 
 /** Adds the step number to an event (distributing over unions). */
@@ -291,7 +296,7 @@ export async function runSteps<Request, Completion, Message>(
         sending = adapter.withTools?.(current, sourced) ?? current;
       }
       emit?.({ type: 'step.start', step, request: sending });
-      const forward = emit && forwarder(emit, step, output !== undefined);
+      const forward = emit && forwarder(emit, step, output !== undefined, options.partialToolArguments === true);
       const completion = await untilAborted(
         adapter.send(sending, { step, signal: signal ?? NEVER, emit: forward, telemetry: traced?.steps.options }),
         signal,
@@ -412,19 +417,46 @@ function toolOutcome(outcome: ToolResult | Error): ToolOutcome {
 /**
  * Forwards a step's model events to the loop's `emit`, tagged with the step (its own `finish` is reported as
  * `step.finish`). With `output`, the answer text also feeds an incremental JSON parser: an `object` event follows
- * every content delta that changes the partial value.
+ * every content delta that changes the partial value. With `partialToolArguments`, each call's argument deltas feed
+ * a parser of their own, and a delta that changes the arguments carries them as `partialArguments`. Partials are
+ * built when first read, so one nobody reads costs O(depth).
  */
 function forwarder<Request, Completion>(
   emit: (event: ToolLoopEvent<Request, Completion>) => void,
   step: number,
   parsesOutput: boolean,
+  parsesArguments: boolean,
 ): (event: NormalizedEvent) => void {
-  const parser = parsesOutput ? new PartialJsonParser() : undefined;
+  const answer = parsesOutput ? new PartialJsonParser() : undefined;
+  const calls = new Map<string, PartialJsonParser>();
   return (event) => {
     if (event.type === 'finish') return;
+    if (parsesArguments && event.type === 'tool_call.delta') {
+      const parser = calls.get(event.id) ?? new PartialJsonParser();
+      calls.set(event.id, parser);
+      if (parser.push(event.delta)) {
+        const read = parser.partial();
+        emit({
+          ...event,
+          get partialArguments() {
+            return read();
+          },
+          step,
+        });
+        return;
+      }
+    }
     emit({ ...event, step });
-    if (parser && event.type === 'content' && event.choice === 0 && parser.push(event.delta))
-      emit({ type: 'object', object: parser.value, step });
+    if (answer && event.type === 'content' && event.choice === 0 && answer.push(event.delta)) {
+      const read = answer.partial();
+      emit({
+        type: 'object',
+        get object() {
+          return read();
+        },
+        step,
+      });
+    }
   };
 }
 

@@ -19,6 +19,7 @@ export const LOOP_FIELDS = [
   'mcp',
   'output',
   'repair',
+  'partialToolArguments',
 ] as const;
 
 /** The name of one loop field. */
@@ -76,6 +77,7 @@ export function loopOptionsOf<
   if (request.mcp !== undefined) options.mcp = request.mcp;
   if (request.output !== undefined) options.output = request.output;
   if (request.repair !== undefined) options.repair = request.repair;
+  if (request.partialToolArguments !== undefined) options.partialToolArguments = request.partialToolArguments;
   if (signal !== undefined) options.signal = signal;
   return options;
 }
