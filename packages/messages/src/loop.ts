@@ -9,6 +9,7 @@ import {
   type LoopFields,
   type ModelTurn,
   type NormalizedEvent,
+  type RetryEvent,
   type OutputLoopStream,
   runToolLoop,
   streamToolLoop,
@@ -113,7 +114,10 @@ export function messagesToolLoopAdapter(
  * The forced output tool's argument deltas, as the answer's `content` events (the JSON text, which the loop parses
  * into `object` events); its `tool_call.*` events are not forwarded, since no tool runs.
  */
-function answerAsContent(name: string, emit: (event: NormalizedEvent) => void): (event: NormalizedEvent) => void {
+function answerAsContent(
+  name: string,
+  emit: (event: NormalizedEvent | RetryEvent) => void,
+): (event: NormalizedEvent | RetryEvent) => void {
   let id: string | undefined;
   let snapshot = '';
   return (event) => {

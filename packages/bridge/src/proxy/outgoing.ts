@@ -3,9 +3,8 @@
  * from the headers, the JSON body and each SSE message, and every header value is made sendable (the session id
  * encoded, anything else that could not be sent dropped), so that no reply can fail on its headers.
  */
-import { redact } from '@ai4ts/core/internal';
+import { redact, redactJsonText, scrubJson } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
-import { scrubJson, scrubText } from '../scrub.js';
 import type { ProxyContext, Reply } from './context.js';
 
 /** A reply ready to send: sendable headers, and a JSON text or an SSE stream, both scrubbed. */
@@ -75,7 +74,7 @@ function scrubbed(source: AsyncIterable<SseMessage>, secrets: readonly string[])
       return {
         async next() {
           const next = await iterator.next();
-          return next.done ? next : { done: false, value: { ...next.value, data: scrubText(next.value.data, secrets) } };
+          return next.done ? next : { done: false, value: { ...next.value, data: redactJsonText(next.value.data, secrets) } };
         },
         async return() {
           await iterator.return?.();

@@ -19,6 +19,8 @@ export {
   parseOrText,
   readErrorResponse,
   redact,
+  redactJsonText,
+  scrubJson,
   toAi4tsError,
 } from './fail.js';
 export { NEVER } from './signal.js';
