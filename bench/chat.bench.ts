@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import OpenAI from 'openai';
-import { best, compare, type Digest, FloorSplitter, floorRead, note, print, prng, renderChat, type Shape, shapes, cut, streamOf, check, pipelineRow } from './input.ts';
+import { compare, type Digest, FloorSplitter, floorRead, print, prng, renderChat, type Shape, shapes, cut, streamOf, check, pipelineRow, linearity, expect } from './input.ts';
 
 const BASE = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":';
 const TAIL = ',"logprobs":null,"finish_reason":null}]}';
@@ -20,7 +20,7 @@ interface Delta {
 }
 
 /** The floor: what any reader must do at least. */
-async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
+export async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
   let text = '';
   let reasoning = '';
   const args: string[] = [];
@@ -130,17 +130,20 @@ export default async function run(): Promise<void> {
     notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
 
-  // Linearity: 10x the input should take about 10x the time.
-  const small = oneEventIn(10_000);
-  const large = oneEventIn(100_000);
-  const eventRatio = (await best(3, () => collectChatCompletion(streamOf(large)))) / (await best(3, () => collectChatCompletion(streamOf(small))));
-  const smallCall = oneCallIn(10_000);
-  const largeCall = oneCallIn(100_000);
-  const callRatio = (await best(3, () => collectChatCompletion(streamOf(largeCall)))) / (await best(3, () => collectChatCompletion(streamOf(smallCall))));
-  const fewCalls = distinctCallsIn(10_000);
-  const manyCalls = distinctCallsIn(100_000);
-  const callsRatio = (await best(3, () => collectChatCompletion(streamOf(manyCalls)))) / (await best(3, () => collectChatCompletion(streamOf(fewCalls))));
-  note(`linearity (100,000 vs 10,000; ~10x is linear): one event over N chunks ${eventRatio.toFixed(1)}x, one call in N argument fragments ${callRatio.toFixed(1)}x, N distinct tool calls ${callsRatio.toFixed(1)}x`);
+  const collected = async (pieces: Uint8Array[]) => (await collectChatCompletion(streamOf(pieces))).choices[0]?.message;
+  await linearity('Chat Completions', [
+    {
+      name: 'one content event over N chunks of equal size',
+      input: oneEventIn,
+      run: async (pieces, n) => expect('content', (await collected(pieces))?.content?.length, n * 10),
+    },
+    {
+      name: "one call's arguments in N fragments",
+      input: oneCallIn,
+      run: async (pieces, n) => expect('arguments', (await collected(pieces))?.tool_calls?.[0]?.function.arguments.length, 2 * n + 8),
+    },
+    { name: 'N distinct tool calls', input: distinctCallsIn, run: async (pieces, n) => expect('calls', (await collected(pieces))?.tool_calls?.length, n) },
+  ]);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

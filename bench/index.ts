@@ -4,7 +4,7 @@
  * Node version, the CPU model and the date.
  */
 import { readdir, writeFile } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { report } from './input.ts';
 
@@ -22,6 +22,7 @@ if (unknown.length > 0) {
 }
 
 const started = performance.now();
+const loadAtStart = loadavg()[0] ?? 0;
 for (const name of wanted.length > 0 ? names.filter((n) => wanted.includes(n)) : names) {
   const bench = (await import(pathToFileURL(`${dir}${name}${SUFFIX}`).href)) as { default: () => Promise<void> };
   console.log(`\n## ${name}\n`);
@@ -38,10 +39,13 @@ if (wanted.length === 0) {
     '',
     `Written by \`npm run bench\` (see bench/README.md for the shapes and the floor). Every figure is from one run, the`,
     'contenders of a table interleaved in the same process; compare ratios, not absolute times (a shared machine).',
+    'Times are CPU times, so a contender waiting for a core is not charged for it; contention still moves the ratios',
+    'by a few hundredths between runs, and the wall-clock figures (events/s, first byte) carry the load below.',
     '',
     `- date: ${new Date().toISOString()}`,
     `- node: ${process.version} (${process.platform}/${process.arch})`,
     `- cpu: ${cpu[0]?.model.trim() ?? 'unknown'}, ${cpu.length} logical cores`,
+    `- load average (1 min) at the start and the end: ${loadAtStart.toFixed(1)}, ${(loadavg()[0] ?? 0).toFixed(1)} on ${cpu.length} cores (other people's work on the machine)`,
     `- whole run: ${minutes.toFixed(1)} min`,
     '',
   ];

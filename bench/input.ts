@@ -45,13 +45,23 @@ export function streamOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-/** Best of `runs` wall times in ms. */
+/**
+ * This process's CPU time (user + system, every thread: the GC's too) in ms. Every figure of the bench is CPU
+ * time, not wall time: on a shared machine a process waiting for a core is not slower, and wall times of a few
+ * ms there jump by 50-150 ms whenever the scheduler takes the core away (measured on the 2-core box).
+ */
+export function cpuNow(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** Best of `runs` CPU times in ms. */
 export async function best(runs: number, task: () => Promise<unknown>): Promise<number> {
   let min = Number.POSITIVE_INFINITY;
   for (let i = 0; i < runs; i++) {
-    const start = performance.now();
+    const start = cpuNow();
     await task();
-    min = Math.min(min, performance.now() - start);
+    min = Math.min(min, cpuNow() - start);
   }
   return min;
 }
@@ -260,9 +270,9 @@ export async function compare(contenders: Contender[], options: { rounds: number
   const bestMs = new Map<string, number>();
   const slow = new Set<string>();
   for (const c of contenders) {
-    const start = performance.now();
+    const start = cpuNow();
     const result = await c.run();
-    const first = performance.now() - start;
+    const first = cpuNow() - start;
     c.check?.(result);
     if (first > SLOW_MS) {
       const again = await best(1, async () => c.run());
@@ -272,7 +282,7 @@ export async function compare(contenders: Contender[], options: { rounds: number
   }
   const timed = contenders.filter((c) => !slow.has(c.name));
   for (let round = 0; round < options.rounds; round++) {
-    const bench = new Bench({ time: options.time, warmupTime: Math.min(200, options.time / 2), warmupIterations: 2, iterations: 3 });
+    const bench = new Bench({ now: cpuNow, time: options.time, warmupTime: Math.min(200, options.time / 2), warmupIterations: 2, iterations: 3 });
     const order = timed.map((_, i) => timed[(i + round) % timed.length] as Contender);
     for (const c of order) bench.add(c.name, c.run as () => Promise<void>, { async: options.async });
     await bench.run();
@@ -545,4 +555,50 @@ export class FloorSplitter {
 export async function floorRead(source: ReadableStream<Uint8Array>, splitter: FloorSplitter): Promise<void> {
   const reader = source.getReader();
   for (let read = await reader.read(); !read.done; read = await reader.read()) splitter.feed(read.value);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Linearity: the hostile counts.
+
+/** N of the linearity cases: each is timed at N and at 4N = 100,000. */
+export const LINEAR_N = 25_000;
+
+/** One hostile input: its pieces for a count `n`, and the reader to time on them, which checks its result. */
+export interface LinearCase {
+  name: string;
+  input: (n: number) => Uint8Array[];
+  run: (pieces: Uint8Array[], n: number) => Promise<unknown> | unknown;
+}
+
+/**
+ * Times each case at N and 4N (best of 5 runs each, after a warm-up) and prints t(4N)/t(N): 4 is linear, the
+ * target (issue 12) is <= 5; quadratic work would show 16.
+ */
+export async function linearity(title: string, cases: LinearCase[]): Promise<void> {
+  const rows: Record<string, string>[] = [];
+  for (const c of cases) {
+    const small = c.input(LINEAR_N);
+    const large = c.input(4 * LINEAR_N);
+    await c.run(small, LINEAR_N);
+    const t1 = await best(5, async () => c.run(small, LINEAR_N));
+    const t4 = await best(5, async () => c.run(large, 4 * LINEAR_N));
+    rows.push({
+      case: c.name,
+      'N ms': fmt(t1),
+      '4N ms': fmt(t4),
+      't(4N) / t(N) (<= 5)': `${(t4 / t1).toFixed(2)}`,
+      target: t4 / t1 <= 5 ? 'met' : '**MISSED**',
+    });
+  }
+  print({
+    title: `${title}: linearity, N = ${LINEAR_N.toLocaleString('en')} and 4N = ${(4 * LINEAR_N).toLocaleString('en')} (best of 5 runs)`,
+    columns: Object.keys(rows[0] ?? {}),
+    rows,
+    notes: ['4 is linear; the target (issue 12) is t(4N) / t(N) <= 5 for every case.'],
+  });
+}
+
+/** Throws unless a linearity case's result has the size it must. */
+export function expect(what: string, actual: number | undefined, wanted: number): void {
+  if (actual !== wanted) throw new Error(`linearity: ${what} ${actual} instead of ${wanted}`);
 }

@@ -11,7 +11,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { VERSION as ANTHROPIC_VERSION } from '@anthropic-ai/sdk/version';
 import { collectMessage } from '@ai4ts/messages';
-import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, renderMessages, type Shape, shapes, streamOf, pipelineRow } from './input.ts';
+import { check, compare, cut, type Digest, FloorSplitter, floorRead, print, prng, renderMessages, type Shape, shapes, streamOf, pipelineRow, expect, linearity } from './input.ts';
 
 interface FloorEvent {
   type: string;
@@ -20,7 +20,7 @@ interface FloorEvent {
 }
 
 /** The floor: what any reader must do at least. */
-async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
+export async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
   let text = '';
   let reasoning = '';
   const json: string[] = [];
@@ -102,12 +102,18 @@ function blocksIn(n: number, order: 'ascending' | 'descending'): Uint8Array[] {
   return cut(new TextEncoder().encode(text), 1024, 4096, prng(7));
 }
 
-async function blocksRatio(order: 'ascending' | 'descending'): Promise<number> {
-  const small = blocksIn(10_000, order);
-  const large = blocksIn(100_000, order);
-  const message = await collectMessage(streamOf(large));
-  if (message.content.length !== 100_000) throw new Error(`${order}: ${message.content.length} blocks`);
-  return (await best(3, () => collectMessage(streamOf(large)))) / (await best(3, () => collectMessage(streamOf(small))));
+/** One tool_use block whose input arrives in `n` input_json_delta fragments, in 1-4 KB chunks. */
+function oneInputIn(n: number): Uint8Array[] {
+  const events: { type: string; [field: string]: unknown }[] = [START];
+  events.push({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} } });
+  events.push({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"s":"' } });
+  for (let i = 0; i < n; i++) events.push({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: 'ab' } });
+  events.push({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"}' } });
+  events.push({ type: 'content_block_stop', index: 0 });
+  events.push({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: n } });
+  events.push({ type: 'message_stop' });
+  const text = events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join('');
+  return cut(new TextEncoder().encode(text), 1024, 4096, prng(7));
 }
 
 export default async function run(): Promise<void> {
@@ -123,9 +129,19 @@ export default async function run(): Promise<void> {
     ],
   });
 
-  const ascending = await blocksRatio('ascending');
-  const descending = await blocksRatio('descending');
-  note(`linearity (100,000 vs 10,000 blocks at indexes from 1e9; ~10x is linear): ascending ${ascending.toFixed(1)}x, descending ${descending.toFixed(1)}x`);
+  const blocks = async (pieces: Uint8Array[], n: number) => expect('blocks', (await collectMessage(streamOf(pieces))).content.length, n);
+  await linearity('Messages', [
+    { name: 'N content blocks (text and tool_use) at indexes from 1e9, ascending', input: (n) => blocksIn(n, 'ascending'), run: blocks },
+    { name: 'N content blocks at indexes from 1e9, descending', input: (n) => blocksIn(n, 'descending'), run: blocks },
+    {
+      name: "one tool input in N input_json_delta fragments",
+      input: oneInputIn,
+      run: async (pieces, n) => {
+        const [block] = (await collectMessage(streamOf(pieces))).content;
+        expect('input', block?.type === 'tool_use' ? JSON.stringify(block.input).length : undefined, 2 * n + 8);
+      },
+    },
+  ]);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

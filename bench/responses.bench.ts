@@ -8,7 +8,7 @@
  */
 import { collectResponse } from '@ai4ts/responses';
 import OpenAI from 'openai';
-import { best, check, compare, cut, type Digest, FloorSplitter, floorRead, note, print, prng, renderResponses, type Shape, shapes, streamOf, pipelineRow } from './input.ts';
+import { check, compare, cut, type Digest, FloorSplitter, floorRead, print, prng, renderResponses, type Shape, shapes, streamOf, pipelineRow, expect, linearity } from './input.ts';
 
 type Json = Record<string, unknown>;
 
@@ -33,7 +33,7 @@ interface FloorEvent {
 }
 
 /** The floor: what any reader must do at least. */
-async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
+export async function floor(source: ReadableStream<Uint8Array>, separator: string): Promise<Digest> {
   let text = '';
   let reasoning = '';
   const args: string[] = [];
@@ -130,16 +130,19 @@ export default async function run(): Promise<void> {
     notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
 
-  // Linearity: 10x the argument deltas should take about 10x the time.
-  const small = oneCallIn(10_000);
-  const large = oneCallIn(100_000);
-  const argsRatio = (await best(3, () => collectResponse(streamOf(large)))) / (await best(3, () => collectResponse(streamOf(small))));
-  const fewItems = manyItemsIn(10_000);
-  const manyItems = manyItemsIn(100_000);
-  const itemsRatio = (await best(3, () => collectResponse(streamOf(manyItems)))) / (await best(3, () => collectResponse(streamOf(fewItems))));
-  note(
-    `linearity (100,000 vs 10,000; ~10x is linear): function-call argument deltas ${argsRatio.toFixed(1)}x, output items at sparse descending indexes ${itemsRatio.toFixed(1)}x`,
-  );
+  const collected = async (pieces: Uint8Array[]) => (await collectResponse(streamOf(pieces))).output as OutputItem[];
+  await linearity('Responses', [
+    {
+      name: "one call's arguments in N deltas",
+      input: oneCallIn,
+      run: async (pieces, n) => expect('arguments', (await collected(pieces))[0]?.arguments?.length, 2 * n + 8),
+    },
+    {
+      name: 'N output items (function calls) at sparse descending indexes',
+      input: manyItemsIn,
+      run: async (pieces, n) => expect('items', (await collected(pieces)).length, n),
+    },
+  ]);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -5,7 +5,7 @@
  */
 import { SseDecoder } from '@ai4ts/sse';
 import { createParser } from 'eventsource-parser';
-import { compare, FloorSplitter, fmt, note, print, ratio, renderChat, shapes } from './input.ts';
+import { compare, expect, FloorSplitter, fmt, linearity, print, ratio, renderChat, shapes } from './input.ts';
 
 /** Each contender counts events and data length, so every result is consumed the same way. */
 interface Tally {
@@ -52,20 +52,16 @@ function floor(chunks: Uint8Array[], separator: string): Tally {
   return tally;
 }
 
-/** Milliseconds to decode one event spread over `count` chunks of 8 bytes (best of 5). */
-function spread(count: number): number {
+/** One event whose data arrives over `count` chunks of 8 bytes. */
+function spread(count: number): Uint8Array[] {
   const piece = new TextEncoder().encode('abcdefgh');
-  let best = Number.POSITIVE_INFINITY;
-  for (let run = 0; run < 5; run++) {
-    const started = performance.now();
-    const decoder = new SseDecoder();
-    decoder.push('data: ');
-    for (let i = 0; i < count; i++) decoder.push(piece);
-    const [event] = decoder.push('\n\n');
-    if (event?.data.length !== count * 8) throw new Error('spread event lost');
-    best = Math.min(best, performance.now() - started);
-  }
-  return best;
+  return [new TextEncoder().encode('data: '), ...Array.from({ length: count }, () => piece), new TextEncoder().encode('\n\n')];
+}
+
+function decodeOne(pieces: Uint8Array[], count: number): void {
+  const decoder = new SseDecoder();
+  const events = pieces.flatMap((piece) => decoder.push(piece));
+  expect('data', events.length === 1 ? events[0]?.data.length : undefined, count * 8);
 }
 
 export default async function run(): Promise<void> {
@@ -111,9 +107,6 @@ export default async function run(): Promise<void> {
     notes: ['Targets (issue 12): ai4ts <= 1.10x the floor\'s time, and >= 1.05x eventsource-parser\'s throughput, on every shape.'],
   });
 
-  spread(10_000); // warm up
-  const small = spread(10_000);
-  const large = spread(100_000);
-  note(`linearity: one event over 10,000 chunks ${small.toFixed(1)} ms, over 100,000 chunks ${large.toFixed(1)} ms: ratio ${(large / small).toFixed(1)} (linear = 10)`);
+  await linearity('SSE decode', [{ name: 'one event over N chunks of 8 bytes', input: spread, run: decodeOne }]);
   if (sink < 0) console.log(sink);
 }

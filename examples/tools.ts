@@ -20,7 +20,8 @@ export const convertTemperature = defineTool({
     from: z.enum(['celsius', 'fahrenheit']),
     to: z.enum(['celsius', 'fahrenheit']),
   }),
-  execute: async ({ value, from, to }) => {
+  execute: async ({ value, from, to }, { progress }) => {
+    progress({ progress: 1, total: 1, message: `${from} -> ${to}` }); // a tool.progress event (or MCP progress)
     if (from === to) return value;
     const converted = from === 'celsius' ? (value * 9) / 5 + 32 : ((value - 32) * 5) / 9;
     return Math.round(converted * 10) / 10;

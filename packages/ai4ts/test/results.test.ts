@@ -3,6 +3,7 @@
  * the provider's request id and the response headers (openai-node's `_request_id` / `withResponse`), and the cost
  * of each step and of the whole loop from the client's price table.
  */
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { Ai4ts, type Ai4tsOptions, defineTool, resultInfo } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -63,6 +64,21 @@ describe.each(Object.entries(loops))('%s', (protocol, run) => {
     ]);
     const header = protocol === 'messages' ? 'request-id' : 'x-request-id';
     expect(infos[0]?.headers.get(header)).toBe('req_1');
+  });
+
+  it('the spans carry the cost: each request its own, the loop the sum', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    const result = await run(await start(script, { prices, telemetry: { tracer } }));
+    const costs = exporter
+      .getFinishedSpans()
+      .filter((span) => span.name !== 'execute_tool get_weather')
+      .map((span) => [span.name, span.attributes['ai4ts.cost']]);
+    expect(costs).toEqual([
+      ['chat mock-model', result.steps[0]?.cost?.total],
+      ['chat mock-model', result.steps[1]?.cost?.total],
+      ['invoke_agent', result.cost?.total],
+    ]);
   });
 
   it('no price for the model: no cost anywhere', async () => {

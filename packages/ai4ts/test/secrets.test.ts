@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const KEY = 'sk-test-SECRET-0123456789abcdef';
 const ESCAPED = JSON.stringify(KEY).slice(1, -1);
+/** The key as JSON may spell it: every character a `\u` escape. Only visible once the JSON is parsed. */
+const UNICODE = [...KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
 
 interface Canned {
   status?: number;
@@ -108,6 +110,23 @@ const cases: Record<string, [Canned, (c: Ai4ts) => Promise<unknown>][]> = {
       { status: 401, type: 'application/json', body: JSON.stringify({ error: { message: `Incorrect API key: ${KEY}` } }), headers: { 'x-echo': KEY } },
       (c) => c.messages.stream(messages).final(),
     ],
+  ],
+  'the key spelled with JSON \\u escapes, in every place the raw key is redacted from': [
+    [{ type: 'text/event-stream', body: sse([undefined, `{"error":{"message":"Invalid key ${UNICODE}"}}`]) }, (c) => c.chat.stream(chat).final()],
+    [
+      { type: 'text/event-stream', body: sse(['error', `{"type":"error","error":{"type":"authentication_error","message":"x-api-key ${UNICODE}"}}`]) },
+      (c) => c.messages.stream(messages).final(),
+    ],
+    [
+      {
+        type: 'text/event-stream',
+        body: sse(['error', `{"type":"error","sequence_number":0,"code":"invalid_api_key","message":"Key ${UNICODE}"}`]),
+      },
+      (c) => c.responses.stream(responses).final(),
+    ],
+    [{ type: 'application/json', body: `{"error":{"message":"bad ${UNICODE}"}}` }, (c) => c.chat.create(chat)],
+    [{ type: 'application/json', body: `{"error":{"message":"bad ${UNICODE}"}}` }, (c) => c.chat.stream(chat).final()],
+    [{ status: 401, type: 'application/json', body: `{"error":{"message":"Incorrect API key: ${UNICODE}"}}` }, (c) => c.responses.create(responses)],
   ],
   'a non-streaming create answered with SSE (the collector fallback)': [
     [{ type: 'text/event-stream', body: sse([undefined, JSON.stringify({ error: { message: KEY } })]) }, (c) => c.chat.create(chat)],

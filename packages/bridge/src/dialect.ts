@@ -4,9 +4,16 @@
  * `defineDialect()` turns that table into a reader of normalized {@link BridgeEvent}s and an upstream request builder.
  */
 import { ApiError, ProtocolError, StreamIncompleteError, type StreamSource, type Usage } from '@ai4ts/core';
-import { addUsage, isRecord, readErrorResponse, redact, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
+import {
+  addUsage,
+  isRecord,
+  readErrorResponse,
+  redact,
+  scrubJson,
+  sseEventsOf,
+  toAi4tsError,
+} from '@ai4ts/core/internal';
 import { CompletionBuilder } from './completion.js';
-import { scrubbedErrorResponse, scrubJson } from './scrub.js';
 import type { BridgeEvent } from './events.js';
 
 /** What a daemon's event means, and the fields of its JSON data that carry the values. */
@@ -101,7 +108,7 @@ async function* readDialect(
 ): AsyncGenerator<BridgeEvent> {
   const { signal, maxEventSize, secrets = [] } = options;
   if (source instanceof Response && !source.ok)
-    throw await readErrorResponse(await scrubbedErrorResponse(source, secrets), { signal, secrets });
+    throw await readErrorResponse(source, { signal, secrets });
   const builder = new CompletionBuilder();
   const usageFields = spec.usageFields ?? DEFAULT_USAGE_FIELDS;
   let toolIndex = 0;

@@ -63,7 +63,8 @@ export async function* toOpenAISse(
   try {
     for await (const event of events) {
       if (event.type === 'error') throw event.error;
-      state.add(event);
+      // The text goes out as it comes and is not kept: only what the last chunks repeat (tools, usage, finish).
+      if (event.type !== 'content' && event.type !== 'reasoning') state.add(event);
       let delta: Record<string, unknown> | undefined;
       switch (event.type) {
         case 'content':

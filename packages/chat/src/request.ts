@@ -1,7 +1,6 @@
 /** The Chat Completions endpoint, the per-request options, and the wire body every call sends. */
-import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toChatTool } from '@ai4ts/core';
-import { outputOf, schemaInstruction, toWireBody } from '@ai4ts/core/internal';
-import { z } from 'zod';
+import { type ProviderPreset, type RequestOptions, type StructuredOutput, toChatTool } from '@ai4ts/core';
+import { checkRequest, outputOf, schemaInstruction, toWireBody } from '@ai4ts/core/internal';
 import type { ChatLoopRequest } from './loop.js';
 import { type ChatCompletionRequest, ChatCompletionRequestSchema } from './types.js';
 
@@ -30,10 +29,7 @@ export function toWireRequest(
   const output = outputOf(request);
   const body = toWireBody(request, toChatTool);
   if (output) withOutput(body, output, quirks?.responseFormat ?? 'json_schema');
-  const checked = ChatCompletionRequestSchema.safeParse(body);
-  if (!checked.success) {
-    throw new Ai4tsError(`Invalid chat request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
-  }
+  checkRequest(ChatCompletionRequestSchema, body, 'chat');
   return body;
 }
 

@@ -74,10 +74,10 @@ export function streamWireBody(
   const call = transport.call(CHAT_PROTOCOL, body, requestOptions);
   return new ChatStream(
     new ChatStreamListener({ thinkTags, finishOnDone: transport.provider.quirks.doneWithoutFinishReason }),
-    async (combined) => {
+    async (attempt) => {
       const stream = await transport.stream(CHAT_COMPLETIONS_PATH, {
         body: call.body,
-        options: { ...requestOptions, signal: combined },
+        options: { ...requestOptions, ...attempt },
         watch: call,
       });
       // Some servers ignore `stream: true` and answer one JSON completion: read it as a single event.

@@ -1,70 +1,72 @@
 /**
- * The Chat Completions wire: the request (with its zod schema, checked once per call at the boundary), the
- * streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them by hand.
+ * The Chat Completions wire: the request (typed field by field, and checked once per call at the boundary by a small
+ * zod/mini schema), the streamed chunk and the final completion. Chunks are not zod-parsed: the listener checks them
+ * by hand. A field the request type does not know (a provider's own, such as `enable_thinking` or `top_k`) goes in
+ * the per-request options' `extraBody`.
  */
 import type { ChatTool, FinishReason, SdkFields, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
-/** A content part of a user message (text or image; other provider parts pass through). */
-export const ContentPartSchema = z.looseObject({ type: z.string() });
+// ---- content parts -----------------------------------------------------------------------------------------------
 
-const TextContent = z.union([z.string(), z.array(ContentPartSchema)]);
+/** Text in a message. */
+export interface ChatTextPart {
+  type: 'text';
+  text: string;
+}
 
-/** A tool call as the assistant sent it: `arguments` is the argument string exactly as streamed. */
-export const ToolCallSchema = z.looseObject({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.looseObject({ name: z.string(), arguments: z.string() }),
-});
+/** An image, by URL or as a `data:` URL. */
+export interface ChatImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
 
-/**
- * A tool in its wire form: a `function` tool (`{ type: 'function', function: { name, description?, parameters } }`,
- * what core's `toChatTool` makes) or any provider's own tool type, passed through unchanged. Never a `defineTool`
- * tool (those belong to the tool loop's request).
- */
-export type ChatWireTool = ChatTool | { type: string; [key: string]: unknown };
+/** Base64 audio. */
+export interface ChatInputAudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' };
+}
 
-/** Checks that a tool is in wire form: an object with a string `type`. */
-export const ChatWireToolSchema = z.custom<ChatWireTool>(
-  (value) => isRecord(value) && typeof value.type === 'string',
-  'A tool must be in wire form: an object with a string "type"',
-);
+/** A file, uploaded (`file_id`) or inline (`file_data`, base64, with its `filename`). */
+export interface ChatFilePart {
+  type: 'file';
+  file: { file_data?: string; file_id?: string; filename?: string };
+}
 
-/** One message of the conversation, by role. Unknown provider fields (e.g. `reasoning_content`) pass through. */
-export const ChatMessageSchema = z.discriminatedUnion('role', [
-  z.looseObject({ role: z.literal('system'), content: TextContent, name: z.string().optional() }),
-  z.looseObject({ role: z.literal('developer'), content: TextContent, name: z.string().optional() }),
-  z.looseObject({ role: z.literal('user'), content: TextContent, name: z.string().optional() }),
-  z.looseObject({
-    role: z.literal('assistant'),
-    content: TextContent.nullish(),
-    name: z.string().optional(),
-    refusal: z.string().nullish(),
-    reasoning_content: z.string().optional(),
-    tool_calls: z.array(ToolCallSchema).optional(),
-  }),
-  z.looseObject({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string() }),
-]);
+/** An assistant's refusal, sent back in an assistant message. */
+export interface ChatRefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+
+/** A content part of a user message. */
+export type ChatUserContentPart = ChatTextPart | ChatImagePart | ChatInputAudioPart | ChatFilePart;
 
 /**
- * A Chat Completions request. `model` and `messages` are checked; every other field (OpenAI's or a provider's own,
- * such as `enable_thinking` or `top_k`) passes through to the wire unchanged.
+ * A content part as a provider streams it in a chunk (Mistral's `{type:'thinking', thinking}`, ...): any `type`,
+ * any fields.
  */
-export const ChatCompletionRequestSchema = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(ChatMessageSchema).min(1),
-  stream: z.boolean().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
-  n: z.number().int().positive().nullish(),
-  /** Wire-format tools only; tools made by `defineTool` belong to the tool loop's request ({@link ChatLoopRequest}). */
-  tools: z.array(ChatWireToolSchema).optional(),
-});
+export interface ContentPart {
+  type: string;
+  [key: string]: unknown;
+}
 
-export type ContentPart = z.infer<typeof ContentPartSchema>;
-export type ChatMessage = z.infer<typeof ChatMessageSchema>;
-/** One plain Chat Completions request: the wire fields only (no tool-loop fields, no `defineTool` tools). */
-export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema> & SdkFields;
+// ---- messages ----------------------------------------------------------------------------------------------------
+
+/** Instructions from the application (`developer` on OpenAI's reasoning models). */
+export interface ChatSystemMessage {
+  role: 'system' | 'developer';
+  content: string | ChatTextPart[];
+  name?: string;
+}
+
+/** The user's turn. */
+export interface ChatUserMessage {
+  role: 'user';
+  content: string | ChatUserContentPart[];
+  name?: string;
+}
 
 /**
  * A complete tool call in a completion. Fields the provider sent beside the known ones (Gemini's
@@ -76,6 +78,158 @@ export interface ChatCompletionMessageToolCall {
   function: { name: string; arguments: string };
   [key: string]: unknown;
 }
+
+/**
+ * An assistant turn sent back. A received {@link ChatCompletionMessage} is one as it is, provider fields included
+ * (OpenRouter's `reasoning_details`, ...): the loop sends it back exactly as it came.
+ */
+export interface ChatAssistantMessage {
+  role: 'assistant';
+  content?: string | Array<ChatTextPart | ChatRefusalPart> | null;
+  name?: string;
+  refusal?: string | null;
+  /** DeepSeek, Qwen, Moonshot and others take the reasoning back. */
+  reasoning_content?: string;
+  tool_calls?: ChatCompletionMessageToolCall[];
+  /** A previous audio response, by id. */
+  audio?: { id: string } | null;
+}
+
+/** The result of a tool call, answering `tool_call_id`. */
+export interface ChatToolMessage {
+  role: 'tool';
+  content: string | ChatTextPart[];
+  tool_call_id: string;
+}
+
+/** One message of the conversation, by role. */
+export type ChatMessage = ChatSystemMessage | ChatUserMessage | ChatAssistantMessage | ChatToolMessage;
+
+// ---- the request -------------------------------------------------------------------------------------------------
+
+/**
+ * A tool in its wire form: a `function` tool (`{ type: 'function', function: { name, description?, parameters } }`,
+ * what core's `toChatTool` makes) or any provider's own tool type (`custom`, a built-in search), passed through
+ * unchanged. Never a `defineTool` tool (those belong to the tool loop's request).
+ */
+export type ChatWireTool = ChatTool | { type: string; [key: string]: unknown };
+
+/** Which tool the model may or must call. */
+export type ChatToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; function: { name: string } }
+  | { type: 'custom'; custom: { name: string } }
+  | { type: 'allowed_tools'; allowed_tools: { mode: 'auto' | 'required'; tools: Array<Record<string, unknown>> } };
+
+/** The output format: text, any JSON object, or JSON matching a schema (structured outputs). */
+export type ChatResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null };
+    };
+
+/** How hard a reasoning model thinks. */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * One plain Chat Completions request: OpenAI's documented fields (no tool-loop fields, no `defineTool` tools). A
+ * misspelled or unknown field is a type error; a provider's own field goes in the options' `extraBody`.
+ */
+export interface ChatCompletionRequest extends SdkFields {
+  model: string;
+  messages: ChatMessage[];
+  /** Audio output settings (with `modalities: ['text', 'audio']`). */
+  audio?: { voice: string; format: 'wav' | 'aac' | 'mp3' | 'flac' | 'opus' | 'pcm16' } | null;
+  frequency_penalty?: number | null;
+  /** @deprecated Use `tool_choice`. */
+  function_call?: 'none' | 'auto' | { name: string };
+  /** @deprecated Use `tools`. */
+  functions?: Array<{ name: string; description?: string; parameters?: Record<string, unknown> }>;
+  /** Token id to a bias from -100 to 100. */
+  logit_bias?: Record<string, number> | null;
+  logprobs?: boolean | null;
+  /** The upper bound of generated tokens, reasoning included (what OpenAI's reasoning models take). */
+  max_completion_tokens?: number | null;
+  /** The older output limit; most OpenAI-compatible providers still read this one. */
+  max_tokens?: number | null;
+  metadata?: Record<string, string> | null;
+  modalities?: Array<'text' | 'audio'> | null;
+  n?: number | null;
+  parallel_tool_calls?: boolean;
+  /** Predicted output, to speed up a regeneration that changes little. */
+  prediction?: { type: 'content'; content: string | ChatTextPart[] } | null;
+  presence_penalty?: number | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: 'in_memory' | '24h' | null;
+  reasoning_effort?: ReasoningEffort | null;
+  response_format?: ChatResponseFormat;
+  safety_identifier?: string | null;
+  seed?: number | null;
+  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | null;
+  stop?: string | string[] | null;
+  store?: boolean | null;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean; include_obfuscation?: boolean } | null;
+  temperature?: number | null;
+  tool_choice?: ChatToolChoice;
+  /** Wire-format tools only; tools made by `defineTool` belong to the tool loop's request ({@link ChatLoopRequest}). */
+  tools?: ChatWireTool[];
+  top_logprobs?: number | null;
+  top_p?: number | null;
+  /** @deprecated Use `safety_identifier` and `prompt_cache_key`. */
+  user?: string;
+  verbosity?: 'low' | 'medium' | 'high' | null;
+  web_search_options?: {
+    search_context_size?: 'low' | 'medium' | 'high';
+    user_location?: {
+      type: 'approximate';
+      approximate: { city?: string; country?: string; region?: string; timezone?: string };
+    } | null;
+  };
+}
+
+// ---- the boundary check ------------------------------------------------------------------------------------------
+
+const TextContent = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);
+
+/** Checks the fields every call needs, the message roles and the wire form of the tools; the API judges the rest. */
+export const ChatCompletionRequestSchema = z.looseObject({
+  model: z.string().check(z.minLength(1)),
+  messages: z
+    .array(
+      z.discriminatedUnion('role', [
+        z.looseObject({ role: z.enum(['system', 'developer', 'user']), content: TextContent }),
+        z.looseObject({
+          role: z.literal('assistant'),
+          content: z.nullish(TextContent),
+          tool_calls: z.optional(
+            z.array(
+              z.looseObject({
+                id: z.string(),
+                type: z.literal('function'),
+                function: z.looseObject({ name: z.string(), arguments: z.string() }),
+              }),
+            ),
+          ),
+        }),
+        z.looseObject({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string() }),
+      ]),
+    )
+    .check(z.minLength(1)),
+  n: z.nullish(z.int().check(z.positive())),
+  tools: z.optional(
+    z.array(
+      z.custom<ChatWireTool>(
+        (value) => isRecord(value) && typeof value.type === 'string',
+        'A tool must be in wire form: an object with a string "type"',
+      ),
+    ),
+  ),
+});
 
 /** Token log probabilities, appended chunk by chunk. */
 export interface ChatCompletionLogprobs {

@@ -173,12 +173,11 @@ it('OpenRouter: reasoning_details arriving across deltas go back concatenated on
     { ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } },
   )}data: [DONE]\n\n`;
   const seen = serveSteps(openrouter, ANSWER);
-  const result = await runChatToolLoop(transport(), {
-    model: 'google/gemini-2.5-pro',
-    messages: [ask],
-    tools: [weather],
-    reasoning: { effort: 'low' },
-  });
+  const result = await runChatToolLoop(
+    transport(),
+    { model: 'google/gemini-2.5-pro', messages: [ask], tools: [weather] },
+    { extraBody: { reasoning: { effort: 'low' } } },
+  );
 
   const assistant = {
     role: 'assistant',

@@ -57,7 +57,7 @@ describe('chat stream retries before the first event', () => {
     expect(retries[0]?.attempt).toBe(1);
     expect(retries[0]?.error).toBeInstanceOf(TimeoutError);
     expect(onRetry).toHaveBeenCalledTimes(1);
-    expect(onRetry).toHaveBeenCalledWith(retries[0]?.error, 1);
+    expect(onRetry).toHaveBeenCalledWith(retries[0]?.error, 1, retries[0]?.delayMs);
     expect(stream.listener.status).toBe('completed');
   });
 

@@ -19,7 +19,7 @@
 import type { SseEvent } from '@ai4ts/sse';
 import type { Ai4tsError } from './errors.js';
 import { readErrorResponse, toAi4tsError } from './internal/fail.js';
-import { type StreamSource, sseEventsOf } from './source.js';
+import { type SseBatches, type StreamSource, sseEventsOf } from './source.js';
 
 /** Where a listener's stream stands; the same four values and meanings in every protocol. */
 export type ListenerStatus = 'pending' | 'streaming' | 'completed' | 'failed';
@@ -56,17 +56,20 @@ export interface ReadOptions {
  * Reads SSE events into `listener` until it completes or the events end, and returns its final result. The
  * events are released as soon as the listener completes. Every failure rejects with the listener's typed error,
  * `partial` attached. The one reading loop of every protocol, its service and its collector.
+ *
+ * Events that can be read a chunk at a time (see {@link SseBatches}: every stream ai4ts decodes) are pushed
+ * synchronously, one `await` per chunk rather than one per event.
  */
 export async function readInto<Final>(
   events: AsyncIterable<SseEvent>,
   listener: StreamListener<Final>,
   signal?: AbortSignal,
 ): Promise<Final> {
-  const iterator = events[Symbol.asyncIterator]();
+  const iterator = isBatched(events) ? events.batches() : oneByOne(events);
   let exhausted = false;
   try {
-    while (listener.status !== 'completed') {
-      let next: IteratorResult<SseEvent>;
+    reading: while (listener.status !== 'completed') {
+      let next: IteratorResult<SseEvent[]>;
       try {
         next = await iterator.next();
       } catch (error) {
@@ -77,8 +80,11 @@ export async function readInto<Final>(
         exhausted = true;
         break;
       }
-      // Throws the listener's recorded error, or an event handler's own error, unchanged.
-      listener.pushSse(next.value);
+      for (const event of next.value) {
+        // Throws the listener's recorded error, or an event handler's own error, unchanged.
+        listener.pushSse(event);
+        if (isCompleted(listener)) break reading;
+      }
     }
   } finally {
     // Not awaited: nothing after the terminal event matters, and some bodies never settle a cancel.
@@ -86,6 +92,19 @@ export async function readInto<Final>(
   }
   if (signal?.aborted && listener.status !== 'completed') throw listener.fail(toAi4tsError(signal.reason, { signal }));
   return listener.end();
+}
+
+// A function, not an inline test: the loop's condition narrowed `status`, which pushSse changes.
+function isCompleted(listener: StreamListener<unknown>): boolean {
+  return listener.status === 'completed';
+}
+
+function isBatched(events: AsyncIterable<SseEvent>): events is SseBatches {
+  return 'batches' in events && typeof events.batches === 'function';
+}
+
+async function* oneByOne(events: AsyncIterable<SseEvent>): AsyncGenerator<SseEvent[], void, undefined> {
+  for await (const event of events) yield [event];
 }
 
 /**

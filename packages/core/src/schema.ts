@@ -2,29 +2,34 @@
  * zod schemas as JSON Schema for the wire: the input-side schema, and the strict-mode rewrite OpenAI's structured
  * outputs want (used by strict tools and by structured output), with the reading back of strict answers.
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { Ai4tsError, isRecord } from './errors.js';
 
 /** A JSON Schema object, as sent on the wire. */
 export type JsonSchema = Record<string, unknown>;
 
-/** The JSON Schema of a zod schema's input side (properties with defaults are optional), without `$schema`. */
+/**
+ * The JSON Schema of a zod schema's input side (properties with defaults are optional), without `$schema`. The
+ * schema's own `toJSONSchema` method (zod >= 4.2), so the converter is the app's zod and no browser bundle of ai4ts
+ * carries a second one.
+ */
 export function inputJsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' });
+  const { $schema: _, ...json } = schema.toJSONSchema({ io: 'input', target: 'draft-2020-12' });
   return json;
 }
 
 /**
- * zod 4 schemas carry `_zod`; a zod 3 schema (the `zod@3` package, or `zod/v3`) has only `_def`, and zod 4's
- * `toJSONSchema` would fail on it with an opaque `TypeError` (reading 'def'). Says which zod is needed instead.
+ * zod 4 schemas carry `_zod`, and from zod 4.2 a `toJSONSchema` method; a zod 3 schema (the `zod@3` package, or
+ * `zod/v3`) has only `_def`. Either would fail later with an opaque `TypeError`: says which zod is needed instead.
  */
 export function assertZod4(label: string, parameters: unknown): asserts parameters is z.ZodType {
   if ((typeof parameters === 'object' || typeof parameters === 'function') && parameters !== null) {
-    if ('_zod' in parameters) return;
-    if ('_def' in parameters && 'safeParse' in parameters)
+    if ('_zod' in parameters && 'toJSONSchema' in parameters && typeof parameters.toJSONSchema === 'function') return;
+    const which = '_zod' in parameters ? 'a zod 4 schema older than 4.2' : 'a zod 3 schema';
+    if ('_zod' in parameters || ('_def' in parameters && 'safeParse' in parameters))
       throw new Ai4tsError(
-        `${label} is a zod 3 schema, but ai4ts needs zod 4 (peer dependency "zod": "^4"). ` +
-          `Install zod 4 (npm install zod@^4) and build the schema with it: import * as z from 'zod'.`,
+        `${label} is ${which}, but ai4ts needs zod 4.2 or later (peer dependency "zod": "^4.2.0"). ` +
+          `Install it (npm install zod@^4.2) and build the schema with it: import * as z from 'zod'.`,
       );
   }
   throw new Ai4tsError(

@@ -24,7 +24,7 @@ import { type HandlersOf, STREAM_EVENT_NAMES, type StreamEvent } from './events.
 import { toAi4tsError } from './internal/fail.js';
 import { readInto, type StreamListener } from './listener.js';
 import { isRetryableStatus, retryDelay, sleep } from './transport/retry.js';
-import type { StreamRetry } from './transport/transport.js';
+import type { OnRetry, StreamRetry } from './transport/transport.js';
 import type { ModelCall, ResponseInfo } from './observe/call.js';
 
 /**
@@ -190,8 +190,19 @@ function errorFrame(error: Ai4tsError): { name: string; message: string; code?: 
     : { name: error.name, message: error.message, code };
 }
 
-/** Opens the SSE events of one request; `signal` aborts it (the caller's signal or the handle's `abort()`). */
-export type OpenEvents = (signal: AbortSignal) => Promise<AsyncIterable<SseEvent>>;
+/**
+ * Opens the SSE events of one request with the attempt's options merged over the caller's: `signal` aborts it (the
+ * caller's signal or the handle's `abort()`); `maxRetries` and `onRetry`, when set, are the stream's retry budget
+ * left and its report, so the Transport's retries before the headers count against the stream's one budget.
+ */
+export type OpenEvents = (attempt: AttemptOptions) => Promise<AsyncIterable<SseEvent>>;
+
+/** What a {@link ListenerStream} sends each attempt with; spread it over the request options. */
+export interface AttemptOptions {
+  signal: AbortSignal;
+  maxRetries?: number;
+  onRetry?: OnRetry;
+}
 
 /** What a {@link ListenerStream} needs of its listener's emitter: subscribing to the stream events. */
 export interface StreamEventSource {
@@ -218,15 +229,18 @@ export interface RetryEventTarget {
 }
 
 /**
- * One step of the tool loop sent through a stream handle: its model events forwarded to the engine's `emit` when
- * the loop is streamed, and its final result. What every protocol adapter's `send` returns.
+ * One step of the tool loop sent through a stream handle: its model events and its `retry` events forwarded to the
+ * engine's `emit` when the loop is streamed, and its final result. What every protocol adapter's `send` returns.
  */
 export function forwardStep<Final>(
-  handle: StreamEventSource & { final(): Promise<Final> },
-  emit: ((event: StreamEvent) => void) | undefined,
+  handle: StreamEventSource & { on(event: 'retry', handler: (event: RetryEvent) => void): unknown; final(): Promise<Final> },
+  emit: ((event: StreamEvent | RetryEvent) => void) | undefined,
 ): Promise<Final> {
   // The engine drops each turn's own `finish`: the loop reports it as `step.finish`.
-  if (emit) for (const name of STREAM_EVENT_NAMES) handle.on(name, emit);
+  if (emit) {
+    for (const name of STREAM_EVENT_NAMES) handle.on(name, emit);
+    handle.on('retry', emit);
+  }
   return handle.final();
 }
 
@@ -242,10 +256,11 @@ export type StreamEventHandlers = HandlersOf<StreamEvent> & RetryEvents;
  * (an HTTP status, a refused connection) is recorded by the listener, so `partial` follows the listener's rule.
  * A protocol's stream only names its listener and result.
  *
- * A stream that failed before its first event (see {@link isRetryableBeforeFirstEvent}) is sent again, up to
- * `retry.maxRetries` times with the Transport's backoff: the failed attempt's `error` event, then `retry` and
- * `onRetry`, then the listener is {@link StreamListener.reset reset} and the request sent anew. The budget is
- * separate from the Transport's retries before the headers, which each attempt has in full.
+ * A stream that failed before its first event (see {@link isRetryableBeforeFirstEvent}) is sent again with the
+ * Transport's backoff: the failed attempt's `error` event, then `retry` and `onRetry`, then the listener is
+ * {@link StreamListener.reset reset} and the request sent anew. The Transport's retries before the headers report
+ * through the same `retry` event and `onRetry`, and share the one budget: `retry.maxRetries` retries in all, so at
+ * most `maxRetries + 1` requests whatever failed.
  */
 export class ListenerStream<
   Listener extends StreamListener<Final> & EventEmitter<Events> & StreamEventSource & RetryEventTarget,
@@ -322,10 +337,19 @@ async function attempts<Final>(
   retry: StreamRetry | undefined,
   call: ModelCall<Final> | undefined,
 ): Promise<Final> {
-  for (let attempt = 0; ; attempt++) {
+  let retries = 0;
+  // The Transport numbers its own attempts; the stream counts every retry of either kind in one budget.
+  const report = (failure: Ai4tsError, _attempt: number, delayMs: number) => {
+    retries++;
+    listener.emit('retry', { type: 'retry', attempt: retries, error: failure, delayMs });
+    retry?.onRetry?.(failure, retries, delayMs);
+  };
+  for (;;) {
     let events: AsyncIterable<SseEvent>;
     try {
-      events = await open(combined);
+      events = await open(
+        retry ? { signal: combined, maxRetries: retry.maxRetries - retries, onRetry: report } : { signal: combined },
+      );
     } catch (error) {
       // The Transport already retried what fails before the headers.
       throw listener.fail(toAi4tsError(error, { signal: combined }));
@@ -336,11 +360,10 @@ async function attempts<Final>(
       const failure = listener.error;
       // Only the listener's own failure with nothing received; a handler's throw is the caller's.
       const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
-      if (!retry || !retryable || attempt >= retry.maxRetries) throw error;
-      const delayMs = retryDelay(attempt, retry.backoff) ?? 0;
-      listener.emit('retry', { type: 'retry', attempt: attempt + 1, error: failure, delayMs });
-      call?.retry(attempt + 1, failure.name, delayMs, 'stream');
-      retry.onRetry?.(failure, attempt + 1);
+      if (!retry || !retryable || retries >= retry.maxRetries) throw error;
+      const delayMs = retryDelay(retries, retry.backoff) ?? 0;
+      call?.retry(retries + 1, failure.name, delayMs, 'stream');
+      report(failure, retries + 1, delayMs);
       // A reset, not a new listener: `listener` is public and holds the caller's handlers.
       listener.reset();
       try {

@@ -37,7 +37,7 @@ export function dripped(sse: string, hang = false): OpenEvents {
       else await new Promise(() => undefined);
     },
   });
-  return async (signal) => parseSse(body, { signal });
+  return async ({ signal }) => parseSse(body, { signal });
 }
 
 /** Resolves once the handle emitted its first `content` event. */

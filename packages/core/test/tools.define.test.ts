@@ -16,8 +16,16 @@ describe('defineTool', () => {
     const define = () => defineTool({ name: 'get_weather', parameters: zod3Parameters });
     expect(define).toThrow(Ai4tsError);
     expect(define).toThrow(
-      /Tool "get_weather": parameters is a zod 3 schema, but ai4ts needs zod 4 \(peer dependency "zod": "\^4"\)/,
+      /Tool "get_weather": parameters is a zod 3 schema, but ai4ts needs zod 4.2 or later \(peer dependency "zod": "\^4.2.0"\)/,
     );
+  });
+
+  it('names the problem when given a zod 4 schema from before 4.2 (no toJSONSchema method)', () => {
+    // What zod 4.0 and 4.1 schemas look like to the check: `_zod` and the parse methods, no `toJSONSchema`.
+    const schema = z.object({ city: z.string() });
+    const older = { _zod: schema._zod, safeParse: schema.safeParse.bind(schema) };
+    const define = () => defineTool({ name: 'get_weather', parameters: older as unknown as z.ZodType });
+    expect(define).toThrow(/parameters is a zod 4 schema older than 4.2, but ai4ts needs zod 4.2 or later/);
   });
 
   it('names the problem when parameters is not a zod schema at all', () => {

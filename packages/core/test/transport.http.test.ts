@@ -310,3 +310,50 @@ describe('bad data', () => {
     await server.closed(1);
   });
 });
+
+describe('custom fetch', () => {
+  it('is called as fetch(url, init) with the method, headers and JSON body as sent, and the key only in the auth header', async () => {
+    let received: string | undefined;
+    server = await serve((req, res) => {
+      received = `${req.method} ${req.headers['content-length']}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    const log: string[] = [];
+    const calls: Array<{ input: unknown; init: RequestInit }> = [];
+    const logging = (input: string, init: RequestInit) => {
+      calls.push({ input, init });
+      log.push(`${init.method} ${input} ${JSON.stringify(init)} ${String(init.body)}`);
+      return fetch(input, init);
+    };
+    const body = await transport({ fetch: logging }).json('/chat/completions', {
+      body: { model: 'm', messages: [{ role: 'user', content: 'Zürich' }] },
+      options: { extraBody: { top_k: 3 } },
+    });
+    expect(body).toEqual({ ok: true });
+    expect(calls).toHaveLength(1);
+    const [{ input, init }] = calls as [{ input: unknown; init: RequestInit }];
+    expect(input).toBe(`${server.url}/chat/completions`);
+    expect(init.method).toBe('POST');
+    const expected = '{"model":"m","messages":[{"role":"user","content":"Zürich"}],"top_k":3}';
+    expect(init.body).toBe(expected);
+    expect(received).toBe(`POST ${Buffer.byteLength(expected)}`);
+    expect(init.signal).toBeInstanceOf(AbortSignal);
+    const headers = new Headers(init.headers);
+    expect(headers.get('content-type')).toContain('application/json');
+    expect(headers.get('authorization')).toBe(`Bearer ${KEY}`);
+    expect(log[0]).toContain('POST');
+    expect(log.join('\n')).not.toContain(KEY);
+  });
+
+  it('gets a GET without a body', async () => {
+    server = await serve((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const inits: RequestInit[] = [];
+    await transport({
+      fetch: (input, init) => {
+        inits.push(init);
+        return fetch(input, init);
+      },
+    }).json('/models');
+    expect(inits.map((init) => [init.method, init.body])).toEqual([['GET', undefined]]);
+  });
+});

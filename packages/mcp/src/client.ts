@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
+  McpError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -87,6 +88,8 @@ export class McpClient implements ToolSource, AsyncDisposable {
   readonly #options: McpConnectOptions;
   /** The open connection, or the one being opened; undefined when none is (never opened, dropped or closed). */
   #connection: Promise<Client> | undefined;
+  /** The client of `#connection` once open. */
+  #client: Client | undefined;
   /** The server's tools as last listed; undefined until listed and after `list_changed` or a reconnect. */
   #listed: Promise<McpTool[]> | undefined;
   /** The default view ({@link tools} without options) of `#listed`, so each step need not build validators again. */
@@ -127,6 +130,7 @@ export class McpClient implements ToolSource, AsyncDisposable {
     this.#closed = true;
     const connection = this.#connection;
     this.#connection = undefined;
+    this.#client = undefined;
     this.#listed = undefined;
     await connection?.then((client) => client.close(), () => {});
   }
@@ -187,6 +191,9 @@ export class McpClient implements ToolSource, AsyncDisposable {
           }),
       })) as CallToolResult;
     } catch (error) {
+      // An McpError is the server's answer (or, over stdio, a closed pipe, which `onclose` handles). Anything else
+      // is the transport failing (a refused connection, a session the server no longer knows): start afresh.
+      if (!context.signal.aborted && !(error instanceof McpError)) this.#drop(client);
       throw new Ai4tsError(`MCP server ${this.#label()}: ${messageOf(error)}`, { cause: error });
     }
     return fromMcpResult(result);
@@ -194,7 +201,7 @@ export class McpClient implements ToolSource, AsyncDisposable {
 
   async #open(): Promise<Client> {
     const options = this.#options;
-    const client = this.#client();
+    const client = this.#newClient();
     if ('command' in options) {
       const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
       await this.#attach(
@@ -223,12 +230,12 @@ export class McpClient implements ToolSource, AsyncDisposable {
       if (!refused) throw error;
     }
     const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
-    const fallback = this.#client();
+    const fallback = this.#newClient();
     await this.#attach(fallback, new SSEClientTransport(url, requestInit));
     return fallback;
   }
 
-  #client(): Client {
+  #newClient(): Client {
     const client = new Client(
       { name: this.#options.clientName ?? 'ai4ts', version: '0.1.0' },
       // The SDK validates structured results against a tool's outputSchema; cfworker's validator needs no eval.
@@ -243,12 +250,17 @@ export class McpClient implements ToolSource, AsyncDisposable {
   /** Connects `client` over `transport`; when that connection drops, the next call opens a new one. */
   async #attach(client: Client, transport: Transport): Promise<void> {
     await client.connect(transport);
-    const connection = this.#connection;
-    client.onclose = () => {
-      if (this.#connection !== connection) return;
-      this.#connection = undefined;
-      this.#listed = undefined;
-    };
+    this.#client = client;
+    client.onclose = () => this.#drop(client);
+  }
+
+  /** Forgets `client` if it is the open one, so the next call connects again, and closes it. */
+  #drop(client: Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#connection = undefined;
+    this.#listed = undefined;
+    client.close().catch(() => {});
   }
 
   #label(): string {

@@ -28,7 +28,8 @@ function chatBodies(): { messages: Record<string, unknown>[]; tools?: { function
 
 const ask = (content: string): ChatLoopRequest['messages'] => [{ role: 'user', content }];
 
-describe('connectMcp over stdio', () => {
+// Each test starts a server process (two when it restarts one): seconds on a busy machine.
+describe('connectMcp over stdio', { timeout: 30_000 }, () => {
   it("lists the server's tools with their JSON Schemas, filtered and prefixed on request", async () => {
     const { mcp } = await setup([]);
     const tools = await mcp.tools();

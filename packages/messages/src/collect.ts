@@ -21,6 +21,6 @@ export interface CollectMessageOptions extends ReadOptions {
  * `partial` is the message so far, none before message_start.
  */
 export function collectMessage(source: StreamSource, options: CollectMessageOptions = {}): Promise<Message> {
-  const { listener = new MessageStreamListener(), ...read } = options;
+  const { listener = new MessageStreamListener({ trace: false }), ...read } = options;
   return collectInto(source, listener, read);
 }

@@ -6,7 +6,7 @@
  */
 export { type ChatCompletionView, toChatCompletion } from './convert.js';
 export { type CollectMessageOptions, collectMessage } from './collect.js';
-export { type MessageStreamEvents, MessageStreamListener } from './listener.js';
+export { type MessageStreamEvents, MessageStreamListener, type MessageStreamListenerOptions } from './listener.js';
 export {
   type MessageLoopRequest,
   type MessagesToolLoopEvent,

@@ -50,6 +50,15 @@ export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> &
   message: (message: Message) => void;
 };
 
+/** Options of a {@link MessageStreamListener}. */
+export interface MessageStreamListenerOptions {
+  /**
+   * Keep every applied event in {@link MessageStreamListener.events}. Default true; `collectMessage`'s own
+   * listener keeps none (nobody could read it), so a long stream collected holds the message and not its events.
+   */
+  trace?: boolean;
+}
+
 /** A block that has started and not yet stopped, by what its deltas may change. */
 type OpenBlock =
   | { kind: 'text'; block: TextBlock }
@@ -85,8 +94,9 @@ const CUT_OFF = 'The tool input was cut off before its block finished';
  * - Every error's `partial` is {@link snapshot}: a copy of the message so far, none before message_start.
  */
 export class MessageStreamListener extends EventEmitter<MessageStreamEvents> implements StreamListener<Message> {
-  /** Every applied event, in arrival order. */
+  /** Every applied event, in arrival order (none for a listener created with `trace: false`). */
   readonly events: RawMessageStreamEvent[] = [];
+  readonly #trace: boolean;
   #status: ListenerStatus = 'pending';
   #message: Message | null = null;
   /** The message's content (the live array), in arrival order until {@link #ordered} sorts it. */
@@ -104,6 +114,11 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   /** The message, once message_stop completed it. */
   #final: Message | undefined;
   #error: Ai4tsError | undefined;
+
+  constructor(options: MessageStreamListenerOptions = {}) {
+    super();
+    this.#trace = options.trace ?? true;
+  }
 
   /** Where the stream is: `pending`, `streaming`, `completed` or `failed`. */
   get status(): ListenerStatus {
@@ -181,12 +196,12 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
         this.#messageStop(this.#current(event));
         break;
       case 'error':
-        this.events.push(event);
+        if (this.#trace) this.events.push(event);
         throw this.fail(ApiError.fromStreamError(event, undefined));
       case 'ping':
         break;
     }
-    this.events.push(event);
+    if (this.#trace) this.events.push(event);
     this.emit('event', event);
     if (this.#final) this.emit('message', this.#final);
   }
@@ -338,7 +353,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
       case 'input_json_delta':
         if (open.kind !== 'tool') break;
         open.json += delta.partial_json;
-        if (open.toolIndex !== undefined && delta.partial_json) {
+        if (open.toolIndex !== undefined && delta.partial_json && this.listenerCount('tool_call.delta') > 0) {
           this.emit('tool_call.delta', {
             type: 'tool_call.delta',
             index: open.toolIndex,
@@ -411,14 +426,15 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     }
   }
 
+  // Each event object is built only for someone listening: a collector pays nothing per delta.
   #emitText(delta: string): void {
     this.#textSoFar += delta;
-    this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
+    if (this.listenerCount('content') > 0) this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
   }
 
   #emitThinking(delta: string): void {
     this.#thinkingSoFar += delta;
-    this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
+    if (this.listenerCount('reasoning') > 0) this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
   }
 
   #emitUsage(raw: MessageUsage): void {

@@ -9,6 +9,7 @@ import {
   type LoopFields,
   type ModelTurn,
   type NormalizedEvent,
+  type RetryEvent,
   type OutputLoopStream,
   runToolLoop,
   streamToolLoop,
@@ -95,7 +96,8 @@ export function messagesToolLoopAdapter(
     withMessages: (request, messages) => ({ ...request, messages }),
     assistantMessages: (message) => [toAssistantTurn(message)],
     toolMessages: (results) => (results.length === 0 ? [] : [toToolResultTurn(results)]),
-    parallelToolCalls: (request) => request.tool_choice?.disable_parallel_tool_use !== true,
+    parallelToolCalls: ({ tool_choice: choice }) =>
+      choice === undefined || choice.type === 'none' || choice.disable_parallel_tool_use !== true,
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
     telemetry: (requested) => transport.telemetry(options, requested),
     // A rejected forced-tool answer is a tool_use: it gets its tool_result, an error holding the feedback.
@@ -112,7 +114,10 @@ export function messagesToolLoopAdapter(
  * The forced output tool's argument deltas, as the answer's `content` events (the JSON text, which the loop parses
  * into `object` events); its `tool_call.*` events are not forwarded, since no tool runs.
  */
-function answerAsContent(name: string, emit: (event: NormalizedEvent) => void): (event: NormalizedEvent) => void {
+function answerAsContent(
+  name: string,
+  emit: (event: NormalizedEvent | RetryEvent) => void,
+): (event: NormalizedEvent | RetryEvent) => void {
   let id: string | undefined;
   let snapshot = '';
   return (event) => {

@@ -7,7 +7,7 @@ import { ProtocolError } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
 import type {
   AnyContentBlock,
-  ContentBlockDelta,
+  ContentBlockDeltaEvent,
   ErrorStreamEvent,
   Message,
   MessageDeltaEvent,
@@ -18,10 +18,21 @@ import type {
 /**
  * One event's data as a typed event; `undefined` for an event or delta type ai4ts does not know, which the
  * listener skips. Throws ProtocolError for a known type with missing or mistyped fields.
+ *
+ * The events of every token (deltas, stops, pings) are checked in place and returned as parsed, with no copy.
  */
 export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent | undefined {
   const line = () => JSON.stringify(data);
   switch (data.type) {
+    case 'content_block_delta':
+      return isDeltaEvent(data) ? data : undefined;
+    case 'content_block_stop':
+      readIndex(data);
+      return isEvent(data, 'content_block_stop') ? data : undefined;
+    case 'ping':
+      return isEvent(data, 'ping') ? data : undefined;
+    case 'message_stop':
+      return isEvent(data, 'message_stop') ? data : undefined;
     case 'message_start':
       if (!isRecord(data.message)) throw protocolError('message_start without a message', line());
       return { ...data, type: 'message_start', message: readMessage(data.message, line) };
@@ -30,27 +41,60 @@ export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent 
       return {
         ...data,
         type: 'content_block_start',
-        index: readIndex(data, line),
+        index: readIndex(data),
         content_block: readBlock(data.content_block, line),
       };
-    case 'content_block_delta': {
-      const index = readIndex(data, line);
-      if (!isRecord(data.delta)) throw protocolError('content_block_delta without a delta', line());
-      const delta = readDelta(data.delta, line);
-      return delta && { ...data, type: 'content_block_delta', index, delta };
-    }
-    case 'content_block_stop':
-      return { ...data, type: 'content_block_stop', index: readIndex(data, line) };
     case 'message_delta':
       return readMessageDelta(data, line);
-    case 'message_stop':
-      return { ...data, type: 'message_stop' };
-    case 'ping':
-      return { ...data, type: 'ping' };
     case 'error':
       return readErrorEvent(data);
   }
   return undefined;
+}
+
+/** An event whose fields beside `type` were checked (or that has none). */
+function isEvent<Type extends 'content_block_stop' | 'ping' | 'message_stop'>(
+  data: Record<string, unknown>,
+  type: Type,
+): data is Record<string, unknown> & Extract<RawMessageStreamEvent, { type: Type }> {
+  return data.type === type;
+}
+
+/**
+ * A content_block_delta checked in place: false for a delta type ai4ts does not know. Throws ProtocolError for a
+ * bad index, a missing delta or a known delta without its field.
+ */
+function isDeltaEvent(data: Record<string, unknown>): data is Record<string, unknown> & ContentBlockDeltaEvent {
+  readIndex(data);
+  const { delta } = data;
+  if (!isRecord(delta)) throw protocolError('content_block_delta without a delta', JSON.stringify(data));
+  return isKnownDelta(delta, data);
+}
+
+function isKnownDelta(delta: Record<string, unknown>, data: Record<string, unknown>): boolean {
+  switch (delta.type) {
+    case 'text_delta':
+      return hasString(delta, 'text', data);
+    case 'thinking_delta':
+      return hasString(delta, 'thinking', data);
+    case 'signature_delta':
+      return hasString(delta, 'signature', data);
+    case 'input_json_delta':
+      return hasString(delta, 'partial_json', data);
+    case 'citations_delta': {
+      const { citation } = delta;
+      if (!isRecord(citation) || typeof citation.type !== 'string')
+        throw protocolError('A citations_delta without a citation', JSON.stringify(data));
+      return true;
+    }
+  }
+  return false;
+}
+
+function hasString(delta: Record<string, unknown>, name: string, data: Record<string, unknown>): true {
+  if (typeof delta[name] !== 'string')
+    throw protocolError(`A ${String(delta.type)} without its ${name}`, JSON.stringify(data));
+  return true;
 }
 
 /**
@@ -128,31 +172,6 @@ function readBlock(block: Record<string, unknown>, line: () => string): AnyConte
   return { ...block, type };
 }
 
-function readDelta(delta: Record<string, unknown>, line: () => string): ContentBlockDelta | undefined {
-  const field = (name: string): string => {
-    const value = delta[name];
-    if (typeof value !== 'string') throw protocolError(`A ${String(delta.type)} without its ${name}`, line());
-    return value;
-  };
-  switch (delta.type) {
-    case 'text_delta':
-      return { ...delta, type: 'text_delta', text: field('text') };
-    case 'thinking_delta':
-      return { ...delta, type: 'thinking_delta', thinking: field('thinking') };
-    case 'signature_delta':
-      return { ...delta, type: 'signature_delta', signature: field('signature') };
-    case 'input_json_delta':
-      return { ...delta, type: 'input_json_delta', partial_json: field('partial_json') };
-    case 'citations_delta': {
-      const { citation } = delta;
-      if (!isRecord(citation) || typeof citation.type !== 'string')
-        throw protocolError('A citations_delta without a citation', line());
-      return { ...delta, type: 'citations_delta', citation: { ...citation, type: citation.type } };
-    }
-  }
-  return undefined;
-}
-
 function readMessageDelta(data: Record<string, unknown>, line: () => string): MessageDeltaEvent {
   const delta = isRecord(data.delta) ? data.delta : {};
   readNullableString(delta.stop_reason, 'stop_reason', line);
@@ -178,10 +197,10 @@ function readErrorEvent(data: Record<string, unknown>): ErrorStreamEvent {
   };
 }
 
-function readIndex(data: Record<string, unknown>, line: () => string): number {
+function readIndex(data: Record<string, unknown>): number {
   const { index } = data;
   if (typeof index !== 'number' || !Number.isInteger(index) || index < 0)
-    throw protocolError(`${String(data.type)} without a valid index`, line());
+    throw protocolError(`${String(data.type)} without a valid index`, JSON.stringify(data));
   return index;
 }
 

@@ -1,7 +1,7 @@
 /** The Messages endpoint, the per-request options, and the wire body every call sends. */
 import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toAnthropicTool } from '@ai4ts/core';
-import { isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
-import { z } from 'zod';
+import { checkRequest, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
+import * as z from 'zod/mini';
 import type { MessageCreateParams } from './types.js';
 
 /** The endpoint, under an Anthropic baseURL such as `https://api.anthropic.com/v1`. */
@@ -12,8 +12,8 @@ export type MessageRequestOptions = RequestOptions;
 
 /** The request fields every call needs; the rest passes through to the API, which checks it. */
 const requestSchema = z.looseObject({
-  model: z.string().min(1),
-  max_tokens: z.number().int().positive(),
+  model: z.string().check(z.minLength(1)),
+  max_tokens: z.int().check(z.positive()),
   messages: z.array(
     z.looseObject({
       role: z.enum(['user', 'assistant']),
@@ -38,10 +38,7 @@ export function toWireRequest(
   const output = outputOf(request);
   const body = toWireBody(request, toAnthropicTool);
   if (output) withOutput(body, output, outputMode(request.model, quirks));
-  const checked = requestSchema.safeParse(body);
-  if (!checked.success) {
-    throw new Ai4tsError(`Invalid Messages request:\n${z.prettifyError(checked.error)}`, { cause: checked.error });
-  }
+  checkRequest(requestSchema, body, 'Messages');
   return body;
 }
 

@@ -63,7 +63,7 @@ export function streamWireBody(
   const call = transport.call(MESSAGES_PROTOCOL, body, requestOptions);
   return new MessageStream(
     new MessageStreamListener(),
-    (combined) => transport.stream(MESSAGES_PATH, { body: call.body, options: { ...requestOptions, signal: combined }, watch: call }),
+    (attempt) => transport.stream(MESSAGES_PATH, { body: call.body, options: { ...requestOptions, ...attempt }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
     call,

@@ -3,12 +3,13 @@
  * the user turn of tool results.
  */
 import type { ToolCall, ToolResult } from '@ai4ts/core';
-import { MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
+import { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import {
   type AnyContentBlock,
   type ContentBlockParam,
   isKnownBlock,
   isTextBlock,
+  type ImageMediaType,
   isToolUseBlock,
   type Message,
   type MessageParam,
@@ -74,7 +75,9 @@ export function toToolResultTurn(
           ? parts.map((part) =>
               part.type === 'text'
                 ? { type: 'text', text: part.text }
-                : { type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } },
+                : isImageMediaType(part.mimeType)
+                  ? { type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } }
+                  : { type: 'text', text: imagePlaceholder(part.mimeType) },
             )
           : result.content,
       };
@@ -82,4 +85,9 @@ export function toToolResultTurn(
       return block;
     }),
   };
+}
+
+/** `partsFor` keeps only the image types the API takes; this tells the type checker so. */
+function isImageMediaType(type: string): type is ImageMediaType {
+  return MODEL_IMAGE_TYPES.has(type);
 }

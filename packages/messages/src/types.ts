@@ -153,12 +153,56 @@ export interface Message {
 
 // ---- request parameters ------------------------------------------------------------------------------------------
 
+/** A prompt-cache breakpoint at a block, a tool or the system prompt. */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 /** A text block in a request. */
 export interface TextBlockParam {
   type: 'text';
   text: string;
   citations?: TextCitation[] | null;
-  [key: string]: unknown;
+  cache_control?: CacheControl | null;
+}
+
+/** The image types the Messages API takes. */
+export type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+
+/** An image: base64 data, a URL, or an uploaded file. */
+export interface ImageBlockParam {
+  type: 'image';
+  source:
+    | { type: 'base64'; media_type: ImageMediaType; data: string }
+    | { type: 'url'; url: string }
+    | { type: 'file'; file_id: string };
+  cache_control?: CacheControl | null;
+}
+
+/** A document (PDF, plain text, or content blocks) the model reads, and may cite with `citations: { enabled: true }`. */
+export interface DocumentBlockParam {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string }
+    | { type: 'url'; url: string }
+    | { type: 'file'; file_id: string }
+    | { type: 'content'; content: string | Array<TextBlockParam | ImageBlockParam> };
+  title?: string | null;
+  context?: string | null;
+  citations?: { enabled?: boolean } | null;
+  cache_control?: CacheControl | null;
+}
+
+/** A search result the application supplies, citable like a document. */
+export interface SearchResultBlockParam {
+  type: 'search_result';
+  source: string;
+  title: string;
+  content: TextBlockParam[];
+  citations?: { enabled?: boolean };
+  cache_control?: CacheControl | null;
 }
 
 /** A tool_use block sent back in an assistant turn (no `input_error`). */
@@ -167,7 +211,7 @@ export interface ToolUseBlockParam {
   id: string;
   name: string;
   input: Record<string, unknown>;
-  [key: string]: unknown;
+  cache_control?: CacheControl | null;
 }
 
 /** A server_tool_use block sent back in an assistant turn (no `input_error`). */
@@ -176,25 +220,28 @@ export interface ServerToolUseBlockParam {
   id: string;
   name: string;
   input: Record<string, unknown>;
-  [key: string]: unknown;
+  cache_control?: CacheControl | null;
 }
 
 /** The answer to a tool_use block, sent in the next user message. `is_error` marks a failure the model should see. */
 export interface ToolResultBlockParam {
   type: 'tool_result';
   tool_use_id: string;
-  content?: string | Array<TextBlockParam | UnknownContentBlock>;
+  content?: string | Array<TextBlockParam | ImageBlockParam | DocumentBlockParam | SearchResultBlockParam>;
   is_error?: boolean;
-  [key: string]: unknown;
+  cache_control?: CacheControl | null;
 }
 
 /**
- * Any block a request may carry: the typed ones, the blocks of a received message sent back as they came, and any
- * other block type (images, documents, ...) as {@link UnknownContentBlock}.
+ * Any block a request may carry: the typed ones, and the blocks of a received message sent back as they came (an
+ * {@link UnknownContentBlock} among them, so a block type ai4ts does not know yet still round-trips).
  */
 export type ContentBlockParam =
   | TextBlockParam
   | TextBlock
+  | ImageBlockParam
+  | DocumentBlockParam
+  | SearchResultBlockParam
   | ToolUseBlockParam
   | ServerToolUseBlockParam
   | ToolResultBlockParam
@@ -214,10 +261,13 @@ export interface ClientToolDefinition {
   name: string;
   description?: string;
   input_schema: { type: 'object'; [key: string]: unknown };
-  [key: string]: unknown;
+  type?: 'custom' | null;
+  cache_control?: CacheControl | null;
+  /** Structured outputs for the tool's input. */
+  strict?: boolean;
 }
 
-/** A tool the server runs (`{ type: 'web_search_20250305', name: 'web_search', ... }`). */
+/** A tool the server runs (`{ type: 'web_search_20250305', name: 'web_search', ... }`), with its own fields. */
 export interface ServerToolDefinition {
   type: string;
   name: string;
@@ -227,9 +277,32 @@ export interface ServerToolDefinition {
 /** A tool in its wire form. A tool made by `defineTool` belongs to the tool loop's request (`MessageLoopRequest`). */
 export type MessageTool = ClientToolDefinition | ServerToolDefinition;
 
+/** Which tool the model may or must use. */
+export type MessageToolChoice =
+  | { type: 'auto'; disable_parallel_tool_use?: boolean }
+  | { type: 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+/** Extended thinking: a token budget, adaptive (the model decides), or off. */
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' | null }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' | null }
+  | { type: 'disabled' };
+
+/** A remote MCP server the API connects to (`mcp_servers`). */
+export interface McpServerDefinition {
+  type: 'url';
+  url: string;
+  name: string;
+  authorization_token?: string | null;
+  tool_configuration?: { enabled?: boolean | null; allowed_tools?: string[] | null } | null;
+}
+
 /**
- * The body of `POST /messages`, the API's documented fields. `stream` is set by the service. A field this type
- * does not know goes in the request options' `extraBody`. `tools` holds wire tools only.
+ * The body of `POST /messages`, the API's documented fields. `stream` is set by the service. A misspelled or
+ * unknown field is a type error; a field this type does not know goes in the request options' `extraBody`.
+ * `tools` holds wire tools only.
  */
 export interface MessageCreateParams extends SdkFields {
   model: string;
@@ -237,17 +310,29 @@ export interface MessageCreateParams extends SdkFields {
   messages: MessageParam[];
   system?: string | TextBlockParam[];
   tools?: MessageTool[];
-  tool_choice?: { type: 'auto' | 'any' | 'tool' | 'none'; name?: string; disable_parallel_tool_use?: boolean };
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+  tool_choice?: MessageToolChoice;
+  thinking?: ThinkingConfig;
+  /** Not accepted with extended thinking, nor by every model. */
   temperature?: number;
   top_p?: number;
   top_k?: number;
   stop_sequences?: string[];
-  metadata?: { user_id?: string };
+  metadata?: { user_id?: string | null };
   service_tier?: 'auto' | 'standard_only';
-  container?: string | null;
-  mcp_servers?: Array<Record<string, unknown>>;
-  context_management?: Record<string, unknown>;
+  /** A prompt-cache breakpoint for the whole request. */
+  cache_control?: CacheControl | null;
+  /** The code-execution container to reuse, by id or with skills. */
+  container?: string | { id?: string | null; skills?: Array<Record<string, unknown>> | null } | null;
+  /** The output's effort level and format (JSON matching a schema). */
+  output_config?: {
+    effort?: 'low' | 'medium' | 'high' | 'xhigh' | 'max' | null;
+    format?: { type: 'json_schema'; schema: Record<string, unknown> } | null;
+  };
+  /** Where inference runs (data residency). */
+  inference_geo?: string | null;
+  speed?: 'standard' | 'fast' | null;
+  mcp_servers?: McpServerDefinition[];
+  context_management?: Record<string, unknown> | null;
 }
 
 // ---- raw stream events -------------------------------------------------------------------------------------------

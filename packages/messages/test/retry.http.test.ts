@@ -37,7 +37,7 @@ describe('Messages stream retries before the first event', () => {
     expect(message.content).toEqual([{ type: 'text', text: 'Hello!' }]);
     expect(server?.requests).toBe(2);
     expect(retries).toEqual([{ type: 'retry', attempt: 1, error: expect.any(ApiError), delayMs: expect.any(Number) }]);
-    expect(onRetry).toHaveBeenCalledWith(expect.objectContaining({ code: 'overloaded_error' }), 1);
+    expect(onRetry).toHaveBeenCalledWith(expect.objectContaining({ code: 'overloaded_error' }), 1, expect.any(Number));
     expect(stream.listener.events.filter((event) => event.type === 'message_start')).toHaveLength(1);
   });
 

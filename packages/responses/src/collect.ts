@@ -20,6 +20,6 @@ export interface CollectResponseOptions extends ReadOptions {
  * rejects with the typed `ApiError` of its body, without `partial`. Reading stops at the terminal event.
  */
 export function collectResponse(source: StreamSource, options: CollectResponseOptions = {}): Promise<ResponseObject> {
-  const { listener = new ResponseStreamListener(), ...read } = options;
+  const { listener = new ResponseStreamListener({ trace: false }), ...read } = options;
   return collectInto(source, listener, read);
 }

@@ -5,7 +5,12 @@
  * ({@link ResponsesService}) and the tool loop ({@link runResponsesToolLoop}).
  */
 export { type CollectResponseOptions, collectResponse } from './collect.js';
-export { ResponseStreamListener, type ResponseStreamEvents, type ResponseStreamWarning } from './listener.js';
+export {
+  ResponseStreamListener,
+  type ResponseStreamEvents,
+  type ResponseStreamListenerOptions,
+  type ResponseStreamWarning,
+} from './listener.js';
 export {
   type ResponseLoopRequest,
   type ResponsesToolLoopEvent,

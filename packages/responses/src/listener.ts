@@ -101,6 +101,16 @@ interface TextSlot {
   index: number;
 }
 
+/** Options of a {@link ResponseStreamListener}. */
+export interface ResponseStreamListenerOptions {
+  /**
+   * Keep every value pushed in {@link ResponseStreamListener.events}, the trace a stream is resumed or replayed
+   * from. Default true; `collectResponse`'s own listener keeps none (nobody could read it), so a long stream
+   * collected holds the response and not its events too.
+   */
+  trace?: boolean;
+}
+
 /** Bookkeeping of one function call: its position among the calls, and whether `tool_call.done` went out. */
 interface CallState {
   index: number;
@@ -138,6 +148,10 @@ export class ResponseStreamListener
   #status: ListenerStatus = 'pending';
   #error: Ai4tsError<ResponseObject> | undefined;
   readonly #events: unknown[] = [];
+  readonly #trace: boolean;
+  /** Values pushed, and the last one: kept without the trace too. */
+  #pushed = 0;
+  #last: unknown;
   /** The latest lifecycle snapshot; its `output` is unused (the items below are the output). */
   #base: ResponseSnapshot = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
   /** Items by `output_index` (a map, so an absurd index from a broken gateway costs nothing). */
@@ -173,14 +187,22 @@ export class ResponseStreamListener
     return this.#error;
   }
 
-  /** Every value pushed, in order, including unknown events and those after the terminal one: the trace to replay. */
+  constructor(options: ResponseStreamListenerOptions = {}) {
+    super();
+    this.#trace = options.trace ?? true;
+  }
+
+  /**
+   * Every value pushed, in order, including unknown events and those after the terminal one: the trace to replay.
+   * Always empty for a listener created with `trace: false`.
+   */
   get events(): readonly unknown[] {
     return this.#events;
   }
 
   /** The last value pushed. */
   get lastEvent(): unknown {
-    return this.#events[this.#events.length - 1];
+    return this.#last;
   }
 
   /** The `sequence_number` of the last numbered event before the terminal one (where a resumed stream goes on). */
@@ -244,7 +266,9 @@ export class ResponseStreamListener
    * `response.failed` or an `error` event; see the class comment for what never throws.
    */
   push(data: unknown): void {
-    this.#events.push(data);
+    this.#pushed++;
+    this.#last = data;
+    if (this.#trace) this.#events.push(data);
     if (this.#finished()) return;
     this.#status = 'streaming';
     if (!isKnownEvent(data)) {
@@ -258,15 +282,15 @@ export class ResponseStreamListener
 
   /**
    * The input ended: returns the final response after `response.completed` / `response.incomplete`. Otherwise
-   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far.
+   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far
+   * (none when nothing arrived).
    */
   end(): ResponseObject {
     if (this.#status === 'completed') return this.response;
     if (this.#error) throw this.#error;
-    throw this.#record(
+    throw this.fail(
       new StreamIncompleteError<ResponseObject>(
         'The Responses stream ended without a terminal event (response.completed, response.incomplete or response.failed)',
-        { partial: this.response },
       ),
     );
   }
@@ -288,6 +312,8 @@ export class ResponseStreamListener
     this.#status = 'pending';
     this.#error = undefined;
     this.#events.length = 0;
+    this.#pushed = 0;
+    this.#last = undefined;
     this.#base = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
     this.#clearItems();
     this.#stale = false;
@@ -331,7 +357,7 @@ export class ResponseStreamListener
         throw this.#record(
           ApiError.fromStreamError(
             isRecord(event.error) ? event : { ...event, type: undefined },
-            this.#events.length === 1 ? undefined : this.response,
+            this.#pushed === 1 ? undefined : this.response,
           ),
         );
       case 'response.output_item.added':

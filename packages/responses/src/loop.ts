@@ -26,6 +26,7 @@ import { streamWireBody } from './stream.js';
 import type {
   FunctionCallItem,
   ResponseCreateRequest,
+  ResponseInputContent,
   ResponseInputItem,
   ResponseObject,
   ResponseTool,
@@ -114,7 +115,7 @@ function refusalOf(response: ResponseObject): string | undefined {
 }
 
 /** A result's `output`: its text, or `input_text` / `input_image` parts when the tool returned an image. */
-function outputOf(result: ToolResult): string | ResponseInputItem[] {
+function outputOf(result: ToolResult): string | ResponseInputContent[] {
   const parts = partsFor(result.parts, MODEL_IMAGE_TYPES);
   if (!parts) return result.content;
   return parts.map((part) =>

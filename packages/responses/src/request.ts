@@ -1,7 +1,7 @@
 /** The Responses endpoint, the per-request options, and the wire body `create`, `stream` and every loop step send. */
-import { Ai4tsError, type RequestOptions, toResponsesTool } from '@ai4ts/core';
-import { isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
-import { z } from 'zod';
+import { type RequestOptions, toResponsesTool } from '@ai4ts/core';
+import { checkRequest, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
+import * as z from 'zod/mini';
 
 /** The path of the Responses API, under the transport's base URL. */
 export const RESPONSES_PATH = '/responses';
@@ -11,12 +11,12 @@ export type ResponseRequestOptions = RequestOptions;
 
 /** The checks a request gets before it is sent: cheap, and the rest is the API's to judge. */
 const requestSchema = z.looseObject({
-  model: z.string().min(1),
-  input: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]).optional(),
-  tools: z.array(z.record(z.string(), z.unknown())).optional(),
-  previous_response_id: z.string().optional(),
-  store: z.boolean().optional(),
-  stream: z.boolean().optional(),
+  model: z.string().check(z.minLength(1)),
+  input: z.optional(z.union([z.string(), z.array(z.record(z.string(), z.unknown()))])),
+  tools: z.optional(z.array(z.record(z.string(), z.unknown()))),
+  previous_response_id: z.nullish(z.string()),
+  store: z.nullish(z.boolean()),
+  stream: z.nullish(z.boolean()),
 });
 
 /**
@@ -38,9 +38,6 @@ export function toWireRequest(request: object): Record<string, unknown> {
     };
     body.text = { ...(isRecord(body.text) ? body.text : {}), format };
   }
-  const result = requestSchema.safeParse(body);
-  if (!result.success) {
-    throw new Ai4tsError(`Invalid Responses request: ${z.prettifyError(result.error)}`, { cause: result.error });
-  }
+  checkRequest(requestSchema, body, 'Responses');
   return body;
 }

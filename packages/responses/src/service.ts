@@ -76,10 +76,10 @@ export class ResponsesService {
     const { signal, ...requestOptions } = options;
     return new ResponseStream(
       listener,
-      (combined) =>
+      (attempt) =>
         failed
           ? Promise.reject(failed)
-          : this.#transport.stream(path, { method: 'GET', options: { ...requestOptions, query, signal: combined } }),
+          : this.#transport.stream(path, { method: 'GET', options: { ...requestOptions, query, ...attempt } }),
       signal,
     );
   }

@@ -60,7 +60,7 @@ export function streamWireBody(
   const call = transport.call(RESPONSES_PROTOCOL, body, requestOptions);
   return new ResponseStream(
     new ResponseStreamListener(),
-    (combined) => transport.stream(RESPONSES_PATH, { body: call.body, options: { ...requestOptions, signal: combined }, watch: call }),
+    (attempt) => transport.stream(RESPONSES_PATH, { body: call.body, options: { ...requestOptions, ...attempt }, watch: call }),
     signal,
     transport.streamRetry(requestOptions),
     call,

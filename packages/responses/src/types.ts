@@ -154,45 +154,167 @@ export interface ResponseObject extends ResponseSnapshot {
   output_text: string;
 }
 
-/** One Responses input item (a message, a `function_call_output`, an output item sent back, ...). */
-export type ResponseInputItem = Record<string, unknown>;
+// ---- the request -------------------------------------------------------------------------------------------------
+
+/** Input content of a message: text, an image, a file or audio. */
+export type ResponseInputContent =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; detail?: 'low' | 'high' | 'auto'; image_url?: string | null; file_id?: string | null }
+  | { type: 'input_file'; file_data?: string; file_id?: string | null; file_url?: string; filename?: string }
+  | { type: 'input_audio'; input_audio: { data: string; format: 'mp3' | 'wav' } };
+
+/** A message of the conversation; an assistant message sent back may hold output parts. */
+export interface ResponseInputMessage {
+  type?: 'message';
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | Array<ResponseInputContent | MessageContentPart>;
+  id?: string;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+}
+
+/** The result of a `function_call`, answering its `call_id`. */
+export interface FunctionCallOutputItem {
+  type: 'function_call_output';
+  call_id: string;
+  output: string | ResponseInputContent[];
+  id?: string | null;
+  status?: 'in_progress' | 'completed' | 'incomplete' | null;
+}
+
+/** The result of a `custom_tool_call`, answering its `call_id`. */
+export interface CustomToolCallOutputItem {
+  type: 'custom_tool_call_output';
+  call_id: string;
+  output: string | ResponseInputContent[];
+  id?: string;
+}
+
+/** The answer to an `mcp_approval_request`. */
+export interface McpApprovalResponseItem {
+  type: 'mcp_approval_response';
+  approval_request_id: string;
+  approve: boolean;
+  reason?: string | null;
+  id?: string | null;
+}
+
+/** An item of a stored response or conversation, by id. */
+export interface ItemReference {
+  type: 'item_reference';
+  id: string;
+}
+
+/**
+ * The result of a tool the application runs for a built-in tool call (computer use, shell, apply_patch), kept
+ * generic: its fields follow the call's type.
+ */
+export interface BuiltInToolOutputItem {
+  type: 'computer_call_output' | 'local_shell_call_output' | 'shell_call_output' | 'apply_patch_call_output';
+  [key: string]: unknown;
+}
+
+/**
+ * One Responses input item: a message, a tool's output, a reference, or an output item sent back as it came (the
+ * loop sends a response's whole `output` back this way).
+ */
+export type ResponseInputItem =
+  | ResponseInputMessage
+  | OutputItem
+  | FunctionCallOutputItem
+  | CustomToolCallOutputItem
+  | McpApprovalResponseItem
+  | BuiltInToolOutputItem
+  | ItemReference;
 
 /** A tool as the wire takes it: a function tool (see core's `toResponsesTool`) or a built-in one (`web_search`, ...). */
 export type ResponseTool = ResponsesTool | { type: string; [key: string]: unknown };
 
+/** Which tool the model may or must call. */
+export type ResponseToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string }
+  | { type: 'custom'; name: string }
+  | { type: 'mcp'; server_label: string; name?: string | null }
+  | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: Array<Record<string, unknown>> }
+  | {
+      type:
+        | 'file_search'
+        | 'web_search_preview'
+        | 'web_search_preview_2025_03_11'
+        | 'computer_use_preview'
+        | 'image_generation'
+        | 'code_interpreter'
+        | 'apply_patch'
+        | 'shell';
+    };
+
+/** The format of the text output: plain, any JSON object, or JSON matching a schema (structured outputs). */
+export type ResponseTextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: Record<string, unknown>;
+      description?: string;
+      strict?: boolean | null;
+    };
+
+/** What to add to the response that it leaves out by default. */
+export type ResponseIncludable =
+  | 'file_search_call.results'
+  | 'web_search_call.results'
+  | 'web_search_call.action.sources'
+  | 'message.input_image.image_url'
+  | 'computer_call_output.output.image_url'
+  | 'code_interpreter_call.outputs'
+  | 'reasoning.encrypted_content'
+  | 'message.output_text.logprobs';
+
 /**
- * A `POST /responses` body, the API's documented fields. A field this type does not know goes in the request
- * options' `extraBody`. `tools` holds wire tools only (a `defineTool` tool belongs to the tool loop's request).
+ * A `POST /responses` body, the API's documented fields. A misspelled or unknown field is a type error; a field
+ * this type does not know goes in the request options' `extraBody`. `tools` holds wire tools only (a `defineTool`
+ * tool belongs to the tool loop's request).
  */
 export interface ResponseCreateRequest extends SdkFields {
   model: string;
   input?: string | ResponseInputItem[];
-  instructions?: string;
+  instructions?: string | null;
   tools?: ResponseTool[];
-  tool_choice?: unknown;
-  parallel_tool_calls?: boolean;
-  max_tool_calls?: number;
-  previous_response_id?: string;
-  conversation?: unknown;
-  store?: boolean;
+  tool_choice?: ResponseToolChoice;
+  parallel_tool_calls?: boolean | null;
+  max_tool_calls?: number | null;
+  previous_response_id?: string | null;
+  conversation?: string | { id: string } | null;
+  store?: boolean | null;
   /** Runs the response in the background; its stream can be resumed with `ResponsesService.resume`. */
-  background?: boolean;
-  max_output_tokens?: number;
-  reasoning?: { effort?: string; summary?: string; [key: string]: unknown };
-  text?: Record<string, unknown>;
-  include?: string[];
-  metadata?: Record<string, string>;
-  temperature?: number;
-  top_p?: number;
-  top_logprobs?: number;
-  truncation?: string;
-  service_tier?: string;
-  prompt?: Record<string, unknown>;
-  prompt_cache_key?: string;
-  safety_identifier?: string;
+  background?: boolean | null;
+  max_output_tokens?: number | null;
+  reasoning?: {
+    effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max' | null;
+    summary?: 'auto' | 'concise' | 'detailed' | null;
+  } | null;
+  text?: { format?: ResponseTextFormat; verbosity?: 'low' | 'medium' | 'high' | null };
+  include?: ResponseIncludable[] | null;
+  metadata?: Record<string, string> | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  top_logprobs?: number | null;
+  truncation?: 'auto' | 'disabled' | null;
+  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | null;
+  /** A stored prompt template, with values for its variables. */
+  prompt?: { id: string; variables?: Record<string, unknown> | null; version?: string | null } | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: 'in_memory' | '24h' | null;
+  /** Server-side compaction of a long context. */
+  context_management?: Array<{ type: string; compact_threshold?: number | null }> | null;
+  safety_identifier?: string | null;
+  /** @deprecated Use `safety_identifier` and `prompt_cache_key`. */
   user?: string;
-  stream?: boolean;
-  stream_options?: Record<string, unknown>;
+  stream?: boolean | null;
+  stream_options?: { include_obfuscation?: boolean } | null;
 }
 
 /** Fields every streaming event carries. */

@@ -624,18 +624,11 @@ describe('ResponseStreamListener: the listener contract', () => {
     expect(listener.status).toBe('failed');
   });
 
-  it('end() without a terminal event records and throws StreamIncompleteError, the empty snapshot as partial', () => {
+  it('end() without a terminal event records and throws StreamIncompleteError; nothing arrived, so no partial', () => {
     const listener = new ResponseStreamListener();
     expect(() => listener.end()).toThrow(StreamIncompleteError);
     expect(listener.status).toBe('failed');
-    expect(listener.error?.partial).toEqual({
-      id: '',
-      object: 'response',
-      model: '',
-      status: 'in_progress',
-      output: [],
-      output_text: '',
-    });
+    expect(listener.error?.partial).toBeUndefined();
   });
 
   it('fail() before anything arrived attaches no partial; after, the response so far; it returns the first error', () => {

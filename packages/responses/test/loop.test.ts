@@ -5,7 +5,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbortError, defineTool, toResponsesTool, Transport } from '@ai4ts/core';
-import { runResponsesToolLoop, streamResponsesToolLoop } from '@ai4ts/responses';
+import {
+  type ResponseInputItem,
+  type ResponseLoopRequest,
+  runResponsesToolLoop,
+  streamResponsesToolLoop,
+} from '@ai4ts/responses';
 import { type MockModel, type MockTurn, type MockUsage, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -81,7 +86,7 @@ const wireTools = tools.map((tool) => JSON.parse(JSON.stringify(toResponsesTool(
  * seeded S + N, and the streamed and the unstreamed answer of one seed carry the same items, so a twin server
  * seeded `step` answering its first request shows them, outside the loop under test.
  */
-async function outputOf(step: number, turn: MockTurn, request: Json): Promise<Json[]> {
+async function outputOf(step: number, turn: MockTurn, request: object): Promise<Json[]> {
   const twin = await startMockModel({ script: [turn], seed: step });
   try {
     const response = await fetch(`${twin.baseURL}/responses`, {
@@ -146,9 +151,9 @@ describe('runResponsesToolLoop', () => {
     };
     const second: MockTurn = { content: 'Noon.' };
     const transport = await start([first, second]);
-    const input = [{ type: 'message', role: 'user', content: 'Time?' }];
+    const input: ResponseInputItem[] = [{ type: 'message', role: 'user', content: 'Time?' }];
     // With store: false the reasoning goes back encrypted, so the request asks for it.
-    const request = { model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'], tools };
+    const request: ResponseLoopRequest = { model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'], tools };
     const result = await runResponsesToolLoop(transport, request);
 
     const [reasoning, call] = await outputOf(1, first, { ...request, tools: wireTools });

@@ -17,10 +17,15 @@ export interface ParseSseOptions {
   maxEventSize?: number;
 }
 
-/** The events of one stream; iterate it once. */
+/** The events of one stream; iterate it (or its {@link SseEventStream.batches}) once. */
 export interface SseEventStream extends AsyncIterable<SseEvent> {
   /** Read after the iteration ended: true when the input stopped inside a block, which was discarded. */
   readonly incomplete: boolean;
+  /**
+   * The same events, one array per input chunk that completed any (never an empty one): one `await` per chunk
+   * instead of one per event, for readers that handle each event synchronously.
+   */
+  batches(): AsyncIterableIterator<SseEvent[]>;
 }
 
 /**
@@ -32,9 +37,10 @@ export interface SseEventStream extends AsyncIterable<SseEvent> {
  */
 export function parseSse(source: SseSource, options: ParseSseOptions = {}): SseEventStream {
   const decoder = new SseDecoder({ maxEventSize: options.maxEventSize });
-  const events = readEvents(source, decoder, options.signal);
+  const batches = readBatches(source, decoder, options.signal);
   return {
-    [Symbol.asyncIterator]: () => events,
+    [Symbol.asyncIterator]: () => flatten(batches),
+    batches: () => batches,
     get incomplete() {
       return decoder.incomplete;
     },
@@ -42,11 +48,28 @@ export function parseSse(source: SseSource, options: ParseSseOptions = {}): SseE
 }
 
 /** Reads `source` through `decoder` (ending it at EOF) and releases the source however the reading stops. */
-export async function* readEvents(
+export function readEvents(
   source: SseSource,
   decoder: SseDecoder,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<SseEvent, void, undefined> {
+  return flatten(readBatches(source, decoder, signal));
+}
+
+async function* flatten(batches: AsyncIterator<SseEvent[]>): AsyncGenerator<SseEvent, void, undefined> {
+  try {
+    for (let next = await batches.next(); !next.done; next = await batches.next()) yield* next.value;
+  } finally {
+    await batches.return?.();
+  }
+}
+
+/** {@link readEvents} a chunk at a time: the events each chunk completed, empty arrays skipped. */
+async function* readBatches(
+  source: SseSource,
+  decoder: SseDecoder,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<SseEvent[], void, undefined> {
   const chunks = open(source);
   let finished = false;
   let onAbort: (() => void) | undefined;
@@ -67,10 +90,24 @@ export async function* readEvents(
       }
       const result = await read;
       if (result.done) break;
-      for (const event of decode(() => decoder.push(result.value))) yield event;
+      let events: SseEvent[];
+      try {
+        events = decoder.push(result.value);
+      } catch (error) {
+        yield* partialOf(error);
+        throw error;
+      }
+      if (events.length > 0) yield events;
     }
     finished = true;
-    for (const event of decode(() => decoder.end())) yield event;
+    let events: SseEvent[];
+    try {
+      events = decoder.end();
+    } catch (error) {
+      yield* partialOf(error);
+      throw error;
+    }
+    if (events.length > 0) yield events;
   } finally {
     if (onAbort) signal?.removeEventListener('abort', onAbort);
     if (finished) chunks.release();
@@ -78,16 +115,9 @@ export async function* readEvents(
   }
 }
 
-/** The events of one decoder call; on `event_too_large`, the events completed before the oversized block first. */
-function* decode(call: () => SseEvent[]): Generator<SseEvent, void, undefined> {
-  let events: SseEvent[];
-  try {
-    events = call();
-  } catch (error) {
-    if (error instanceof SseError && error.partial) yield* error.partial;
-    throw error;
-  }
-  yield* events;
+/** On `event_too_large`, the events the chunk completed before the oversized block: delivered before the error. */
+function partialOf(error: unknown): SseEvent[][] {
+  return error instanceof SseError && error.partial && error.partial.length > 0 ? [error.partial] : [];
 }
 
 interface Chunks {

@@ -6,7 +6,6 @@ import { type StreamEvent, type StreamEventSource, type StreamListener, STREAM_E
 import { readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
-import { scrubbedErrorResponse } from '../scrub.js';
 
 /** Options of {@link readWithListener}. */
 export interface ListenOptions {
@@ -28,7 +27,7 @@ export async function* readWithListener<Final>(
 ): AsyncGenerator<BridgeEvent> {
   const { signal, secrets, peek } = options;
   if (!response.ok)
-    throw listener.fail(await readErrorResponse(await scrubbedErrorResponse(response, secrets), { signal, secrets }));
+    throw listener.fail(await readErrorResponse(response, { signal, secrets }));
   const queue: BridgeEvent[] = [];
   const push = (event: StreamEvent) => queue.push(event);
   for (const name of STREAM_EVENT_NAMES) listener.on(name, push);

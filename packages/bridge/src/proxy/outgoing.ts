@@ -3,9 +3,8 @@
  * from the headers, the JSON body and each SSE message, and every header value is made sendable (the session id
  * encoded, anything else that could not be sent dropped), so that no reply can fail on its headers.
  */
-import { redact } from '@ai4ts/core/internal';
+import { redact, redactJsonText, scrubJson } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
-import { scrubJson, scrubText } from '../scrub.js';
 import type { ProxyContext, Reply } from './context.js';
 
 /** A reply ready to send: sendable headers, and a JSON text or an SSE stream, both scrubbed. */
@@ -66,7 +65,7 @@ export function outgoing(context: ProxyContext, reply: Reply): Outgoing {
 
 /** A message with every secret scrubbed from its data. */
 export function scrubMessage(message: SseMessage, secrets: readonly string[]): SseMessage {
-  return { ...message, data: scrubText(message.data, secrets) };
+  return { ...message, data: redactJsonText(message.data, secrets) };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The answer to a non-streaming request, read the same way by every protocol's `create`. */
 import { ApiError, isRecord, ProtocolError } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
-import { redact, toAi4tsError } from './fail.js';
+import { redactJsonText, toAi4tsError } from './fail.js';
 import type { ModelProtocol } from '../observe/call.js';
 import type { RequestOptions, Transport } from '../transport/transport.js';
 
@@ -47,7 +47,7 @@ export async function readCreated<Final>(response: Response, reader: CreatedRead
   }
   let text: string;
   try {
-    text = redact(await response.text(), secrets);
+    text = redactJsonText(await response.text(), secrets);
   } catch (error) {
     throw toAi4tsError(error, { signal });
   }

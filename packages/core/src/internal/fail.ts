@@ -55,9 +55,58 @@ export function redact(text: string, secrets: readonly (string | undefined)[]): 
   return out;
 }
 
+/**
+ * Text that may be JSON with every secret redacted, however JSON spells it: raw, or with `\u` escapes (`\u0073k-…`)
+ * or `\"` / `\\` that only parsing reveals; then the text is scrubbed as JSON values ({@link scrubJson}) and
+ * serialized again. Text without such a spelling is only searched: the `\u` check is one scan.
+ */
+export function redactJsonText(text: string, secrets: readonly (string | undefined)[]): string {
+  const out = redact(text, secrets);
+  if (!spellsSecret(out, secrets)) return out;
+  try {
+    return JSON.stringify(scrubJson(JSON.parse(out), secrets));
+  } catch {
+    return redact(out.replace(UNICODE_ESCAPE, unescapeUnicode), secrets);
+  }
+}
+
+const UNICODE_ESCAPE = /\\u([0-9a-fA-F]{4})/g;
+const unescapeUnicode = (_: string, hex: string) => String.fromCharCode(Number.parseInt(hex, 16));
+
+/** True when a secret hides in `text` behind a JSON escape (a false positive only costs a parse). */
+function spellsSecret(text: string, secrets: readonly (string | undefined)[]): boolean {
+  const live = secrets.filter((secret): secret is string => secret !== undefined && secret.length >= MIN_SECRET_LENGTH);
+  if (live.length === 0) return false;
+  if (live.some((secret) => secret !== escaped(secret) && text.includes(escaped(secret)))) return true;
+  if (!text.includes('\\u')) return false;
+  const decoded = text.replace(UNICODE_ESCAPE, unescapeUnicode);
+  return live.some((secret) => decoded.includes(secret));
+}
+
+function escaped(secret: string): string {
+  return JSON.stringify(secret).slice(1, -1);
+}
+
+/** A copy of a JSON value with every secret replaced by `[redacted]` in its strings and keys, however deep. */
+export function scrubJson(value: unknown, secrets: readonly (string | undefined)[]): unknown {
+  if (typeof value === 'string') return redact(value, secrets);
+  if (Array.isArray(value)) return value.map((item) => scrubJson(item, secrets));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value))
+    // defineProperty: a `__proto__` key stays plain data.
+    Object.defineProperty(out, redact(key, secrets), {
+      value: scrubJson(item, secrets),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  return out;
+}
+
 /** The event with every secret redacted from its data; the same object when there was none (the common case). */
 export function redactEvent(event: SseEvent, secrets: readonly (string | undefined)[]): SseEvent {
-  const data = redact(event.data, secrets);
+  const data = redactJsonText(event.data, secrets);
   return data === event.data ? event : { ...event, data };
 }
 
@@ -73,7 +122,7 @@ export async function readErrorResponse(
   const secrets = options.secrets ?? [];
   let text = '';
   try {
-    text = redact(await response.text(), secrets);
+    text = redactJsonText(await response.text(), secrets);
   } catch {
     if (options.signal?.aborted) return abortError(options.signal);
   }

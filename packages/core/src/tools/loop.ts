@@ -17,6 +17,7 @@ import {
   type ToolResultEvent,
   type Usage,
 } from '../events.js';
+import type { RetryEvent } from '../stream.js';
 import type { Tool, ToolProgress } from './define.js';
 import { abortError } from '../internal/fail.js';
 import { resultInfo } from '../observe/call.js';
@@ -53,10 +54,11 @@ export interface SendContext {
   /** Aborts when the caller aborts the loop (or a stream's consumer stops early). */
   signal: AbortSignal;
   /**
-   * Present when the loop is streamed: call it with each normalized event as it arrives (the engine tags it with
-   * the step). Absent when nobody listens, so the adapter may use the protocol's non-streaming request.
+   * Present when the loop is streamed: call it with each normalized event as it arrives, and each `retry` of the
+   * step's request (the engine tags them with the step). Absent when nobody listens, so the adapter may use the
+   * protocol's non-streaming request.
    */
-  emit: ((event: NormalizedEvent) => void) | undefined;
+  emit: ((event: NormalizedEvent | RetryEvent) => void) | undefined;
   /** Present when telemetry is on: send the request with it, so its span is a child of the loop's. */
   telemetry?: TelemetryOptions | undefined;
 }
@@ -231,13 +233,13 @@ export interface ToolLoopFinishEvent {
 }
 
 /**
- * The events of a streamed loop, each tagged with its step: `step.start`, the model's normalized events (its own
- * per-turn `finish` is reported by `step.finish`), `tool.result` as each tool finishes, `step.finish`, and one
- * final `finish`.
+ * The events of a streamed loop, each tagged with its step: `step.start`, `retry` when the step's request is sent
+ * again, the model's normalized events (its own per-turn `finish` is reported by `step.finish`), `tool.result` as
+ * each tool finishes, `step.finish`, and one final `finish`.
  */
 export type ToolLoopEvent<Request = unknown, Completion = unknown, Obj = unknown> =
   | StepStartEvent<Request>
-  | WithStep<Exclude<NormalizedEvent, FinishEvent>>
+  | WithStep<Exclude<NormalizedEvent, FinishEvent> | RetryEvent>
   | WithStep<ObjectEvent<Obj>>
   | StepFinishEvent<Request, Completion>
   | ToolLoopFinishEvent;
@@ -426,7 +428,7 @@ function forwarder<Request, Completion>(
   step: number,
   parsesOutput: boolean,
   parsesArguments: boolean,
-): (event: NormalizedEvent) => void {
+): (event: NormalizedEvent | RetryEvent) => void {
   const answer = parsesOutput ? new PartialJsonParser() : undefined;
   const calls = new Map<string, PartialJsonParser>();
   return (event) => {

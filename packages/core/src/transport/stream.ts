@@ -6,9 +6,10 @@
 import { parseSse, type SseEvent, type SseEventStream } from '@ai4ts/sse';
 import { Ai4tsError, TimeoutError } from '../errors.js';
 import { abortError, redactEvent, toAi4tsError } from '../internal/fail.js';
+import { eachEvent } from '../source.js';
 
-/** SSE events of one response; iterate it once. */
-export interface SseStream extends AsyncIterable<SseEvent> {
+/** SSE events of one response; iterate it (or its `batches()`) once. */
+export interface SseStream extends AsyncIterable<SseEvent>, Pick<SseEventStream, 'batches'> {
   /** The HTTP response (status and headers); its body belongs to the iterator. */
   readonly response: Response;
   /** Read after the iteration ended: true when the body stopped inside an event block, which was discarded. */
@@ -34,13 +35,16 @@ export function readSseStream(response: Response, limits: StreamLimits = {}): Ss
     get incomplete() {
       return parsed?.incomplete ?? false;
     },
-    [Symbol.asyncIterator]() {
+    batches() {
       if (parsed) throw new Ai4tsError('This stream was already iterated: a response body can be read once');
       const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
       // We hold the reader ourselves so a timeout or an abort can cancel the body even while a read is pending.
       const reader = body.getReader();
       parsed = parseSse(chunksOf(reader));
-      return events(parsed, reader, limits);
+      return batches(parsed, reader, limits);
+    },
+    [Symbol.asyncIterator]() {
+      return eachEvent(this.batches());
     },
   };
 }
@@ -58,15 +62,19 @@ function chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncIterabl
   };
 }
 
-async function* events(
+/**
+ * The events a chunk at a time, with the limits: the timers are armed once per chunk that completes events, not
+ * per event (the idle limit is the longest wait for the next event either way).
+ */
+async function* batches(
   parsed: SseEventStream,
   reader: ReadableStreamDefaultReader<Uint8Array>,
   limits: StreamLimits,
-): AsyncGenerator<SseEvent, void, undefined> {
+): AsyncGenerator<SseEvent[], void, undefined> {
   const { signal, firstTokenTimeout, idleTimeout, secrets } = limits;
   // Not awaited: some bodies (mocked ones) never settle a cancel, and nothing may hang on it.
   const cancel = () => void reader.cancel().catch(() => undefined);
-  const source = parsed[Symbol.asyncIterator]();
+  const source = parsed.batches();
   const watch = new Watch(signal, cancel);
   let phase: 'first_token' | 'idle' = 'first_token';
   let timeout = firstTokenTimeout;
@@ -76,7 +84,7 @@ async function* events(
       const next =
         timeout === undefined && !signal ? await source.next() : await watch.wait(source.next(), phase, timeout);
       if (next.done) return;
-      yield secrets ? redactEvent(next.value, secrets) : next.value;
+      yield secrets ? next.value.map((event) => redactEvent(event, secrets)) : next.value;
       phase = 'idle';
       timeout = idleTimeout;
     }

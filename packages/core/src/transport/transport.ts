@@ -23,6 +23,8 @@ import {
   parseOrText,
   readErrorResponse,
   redact,
+  redactHeaders,
+  redactJsonText,
   toAi4tsError,
 } from '../internal/fail.js';
 import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
@@ -46,8 +48,11 @@ export interface TransportOptions extends LogOptions {
   apiKey?: string;
   headers?: Record<string, string>;
   query?: Record<string, string>;
-  /** Custom fetch for tests, proxies and edge runtimes. */
-  fetch?: typeof fetch;
+  /**
+   * Custom fetch for tests, proxies and edge runtimes. It is called the standard way, `fetch(url, init)`, with
+   * `init.method`, `init.headers` (a `Headers`, auth included), `init.body` (the JSON text as sent) and `init.signal`.
+   */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /**
    * Retries after a connection error, 408, 409, 429 or 5xx before the headers, and of a stream that failed before
    * its first event (default 2).
@@ -64,7 +69,7 @@ export interface TransportOptions extends LogOptions {
   idleTimeout?: number;
   /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
   backoff?: Backoff;
-  /** Called before each retry of a stream that failed before its first event (see {@link RequestOptions.onRetry}). */
+  /** Called before each retry (see {@link RequestOptions.onRetry}). */
   onRetry?: OnRetry;
   /** OpenTelemetry spans and metrics of every model call (off by default); see docs/observability.md. */
   telemetry?: TelemetryOptions;
@@ -75,8 +80,8 @@ export interface TransportOptions extends LogOptions {
   prices?: Prices;
 }
 
-/** A retry is about to happen: the failure it follows, and its number (1 for the first retry). */
-export type OnRetry = (error: Ai4tsError, attempt: number) => void;
+/** A retry is about to happen: the failure it follows, its number (1 for the first retry), and the wait before it. */
+export type OnRetry = (error: Ai4tsError, attempt: number, delayMs: number) => void;
 
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
 export interface RequestOptions {
@@ -94,8 +99,9 @@ export interface RequestOptions {
   firstTokenTimeout?: number;
   idleTimeout?: number;
   /**
-   * Called before each retry of a stream that failed before its first event (a first-token timeout, a dropped
-   * connection, a retryable in-stream error); wins over the transport's. A throw ends the stream with that error.
+   * Called before each retry, whatever failed: the request before its headers (a connection error, 408, 409, 429,
+   * 5xx), or a stream before its first event (a first-token timeout, a dropped connection, a retryable in-stream
+   * error). Wins over the transport's. A throw ends the call with that error.
    */
   onRetry?: OnRetry;
   /**
@@ -260,6 +266,7 @@ export class Transport {
     const json = jsonBody(init.body, call.extraBody);
     const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
     const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const onRetry = call.onRetry ?? defaults.onRetry;
     const where = `${method} ${url.origin}${url.pathname}`;
     const log = this.#log;
     const watch = init.watch;
@@ -268,6 +275,7 @@ export class Transport {
       log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body: json }, secrets);
     }
 
+    const fetch = defaults.fetch && withCallShape(defaults.fetch);
     for (let attempt = 0; ; attempt++) {
       const started = performance.now();
       const line = (status: number | undefined, extra: Record<string, unknown> = {}) => ({
@@ -289,7 +297,7 @@ export class Transport {
         timeout,
         retry: 0,
         throwHttpErrors: false,
-        ...(defaults.fetch && { fetch: defaults.fetch }),
+        ...(fetch && { fetch }),
       });
       let response: Response;
       try {
@@ -304,6 +312,7 @@ export class Transport {
         }
         log?.write('warn', 'request will be retried', line(undefined, { error: failure.name, delayMs: Math.round(delay) }), secrets);
         watch?.retry(attempt + 1, failure.name, delay, 'headers');
+        onRetry?.(failure, attempt + 1, delay);
         await sleep(delay, signal);
         continue;
       }
@@ -324,6 +333,8 @@ export class Transport {
       log?.write('warn', 'request will be retried', line(response.status, { requestId, delayMs: Math.round(delay) }), secrets);
       watch?.retry(attempt + 1, String(response.status), delay, 'headers');
       void response.body?.cancel().catch(() => undefined);
+      // The body is not read for a retry: its status and headers say enough, and a slow body must not delay it.
+      onRetry?.(ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey])), attempt + 1, delay);
       await sleep(delay, signal);
     }
   }
@@ -333,7 +344,7 @@ export class Transport {
     const response = await this.request(path, withAccept(init, 'application/json'));
     let text: string;
     try {
-      text = redact(await response.text(), this.secrets(init.options));
+      text = redactJsonText(await response.text(), this.secrets(init.options));
     } catch (error) {
       throw toAi4tsError(error, { signal: init.options?.signal });
     }
@@ -440,6 +451,25 @@ function withAccept(init: RequestInit_, accept: string): RequestInit_ {
   return { ...init, options: { ...options, headers: { accept, ...options.headers } } };
 }
 
+/**
+ * ky calls fetch with one `Request` and no `init`; a user's fetch (a logger, a proxy agent) expects the
+ * `(url, init)` pair it would get from a caller, with the method, headers and body as sent.
+ */
+function withCallShape(
+  fetch: NonNullable<TransportOptions['fetch']>,
+): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const body = request.body === null ? undefined : await request.text();
+    return fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      signal: request.signal,
+      ...(body !== undefined && { body }),
+    });
+  };
+}
+
 /** The JSON body with `extraBody` merged in last, or undefined for a request without one. */
 function jsonBody(body: unknown, extraBody: Record<string, unknown> | undefined): unknown {
   if (extraBody === undefined) return body;
@@ -480,6 +510,6 @@ async function throwJsonError(response: Response, secrets: readonly string[]): P
     .clone()
     .text()
     .catch(() => '');
-  const body = parseOrText(redact(text, secrets));
+  const body = parseOrText(redactJsonText(text, secrets));
   if (isRecord(body) && body.error !== undefined && body.error !== null) throw ApiError.fromStreamError(body, undefined);
 }
