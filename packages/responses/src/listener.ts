@@ -167,14 +167,20 @@ export class ResponseStreamListener
   #lastIndex = 0;
   /** The index of the first item holding each `item_id`, checked on use (an item may change its id). */
   readonly #byId = new Map<string, number>();
-  /** A `.done` event corrected built text: the running snapshots are rebuilt when next needed, not per event. */
-  #stale = false;
+  /**
+   * The running snapshot is behind the items: a `.done` event corrected built text, or deltas came while nobody
+   * listened (no snapshot is kept then). Rebuilt from the items when a listener next needs it, not per event.
+   */
+  #textStale = false;
+  #summaryStale = false;
   readonly #calls = new Map<number, CallState>();
   #lastSequence: number | undefined;
   /** Running snapshots for the `content` and `reasoning` events (resynced when a `.done` event corrects them). */
   #text = '';
   #summary = '';
-  #summaryKey = '';
+  /** The summary part the last summary delta went to (a new one is set apart by a blank line). */
+  #summaryItem = -1;
+  #summaryIndex = -1;
   #reasoningText = '';
 
   /** See the class comment. */
@@ -245,7 +251,8 @@ export class ResponseStreamListener
    */
   pushSse(sse: SseEvent): void {
     const data = sse.data;
-    if (data.trim() === '') return;
+    // Blank data is skipped; an event object (`{`, every event on the hot path) cannot be blank, so no `trim()`.
+    if (data.charCodeAt(0) !== 123 && data.trim() === '') return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
@@ -316,12 +323,14 @@ export class ResponseStreamListener
     this.#last = undefined;
     this.#base = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
     this.#clearItems();
-    this.#stale = false;
+    this.#textStale = false;
+    this.#summaryStale = false;
     this.#calls.clear();
     this.#lastSequence = undefined;
     this.#text = '';
     this.#summary = '';
-    this.#summaryKey = '';
+    this.#summaryItem = -1;
+    this.#summaryIndex = -1;
     this.#reasoningText = '';
   }
 
@@ -615,8 +624,6 @@ export class ResponseStreamListener
       }
       return true;
     }
-    // The snapshots follow a correction before this delta joins them.
-    this.#resyncIfStale();
     holder[field] = built + value;
     this.#streamed(kind, slot, event, value);
     return true;
@@ -626,19 +633,34 @@ export class ResponseStreamListener
   #streamed(kind: TextKind, slot: TextSlot, event: TextAddress, delta: string): void {
     switch (kind) {
       case 'output_text':
-        this.#text += delta;
-        if (this.listenerCount('content') > 0) {
-          this.emit('content', { type: 'content', delta, snapshot: this.#text, choice: 0 });
+        // Nobody listens: no snapshot is kept (a second copy of the text), it is rebuilt if someone comes.
+        if (this.listenerCount('content') === 0) {
+          this.#textStale = true;
+          return;
         }
+        if (this.#textStale) {
+          this.#textStale = false;
+          this.#text = this.outputText; // the items already hold this delta
+        } else this.#text += delta;
+        this.emit('content', { type: 'content', delta, snapshot: this.#text, choice: 0 });
         return;
       case 'summary': {
-        const key = `${slot.index}:${event.summary_index}`;
-        if (key !== this.#summaryKey && this.#summary !== '') this.#summary += '\n\n';
-        this.#summaryKey = key;
-        this.#summary += delta;
-        if (this.listenerCount('reasoning') > 0) {
-          this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#summary, choice: 0 });
+        const part = typeof event.summary_index === 'number' ? event.summary_index : -1;
+        const newPart = slot.index !== this.#summaryItem || part !== this.#summaryIndex;
+        this.#summaryItem = slot.index;
+        this.#summaryIndex = part;
+        if (this.listenerCount('reasoning') === 0) {
+          this.#summaryStale = true;
+          return;
         }
+        if (this.#summaryStale) {
+          this.#summaryStale = false;
+          this.#summary = this.reasoningSummary;
+        } else {
+          if (newPart && this.#summary !== '') this.#summary += '\n\n';
+          this.#summary += delta;
+        }
+        this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#summary, choice: 0 });
         return;
       }
       case 'reasoning_text':
@@ -766,13 +788,7 @@ export class ResponseStreamListener
   }
 
   #resync(): void {
-    this.#stale = true;
-  }
-
-  #resyncIfStale(): void {
-    if (!this.#stale) return;
-    this.#stale = false;
-    this.#text = this.outputText;
-    this.#summary = this.reasoningSummary;
+    this.#textStale = true;
+    this.#summaryStale = true;
   }
 }

@@ -367,6 +367,34 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
     expect(snapshots).toEqual(['Helo', 'Hello!']);
   });
 
+  it('a listener that comes mid-stream gets snapshots of everything so far (none is kept while nobody listens)', () => {
+    const s = new Script().start();
+    const text = { item_id: 'msg_1', output_index: 1, content_index: 0 };
+    const summary = { item_id: 'rs_1', output_index: 0 };
+    s.add('response.output_item.added', { output_index: 0, item: { id: 'rs_1', type: 'reasoning', summary: [] } });
+    s.add('response.reasoning_summary_text.delta', { ...summary, summary_index: 0, delta: 'First' });
+    s.add('response.reasoning_summary_text.delta', { ...summary, summary_index: 0, delta: ' part' });
+    s.add('response.reasoning_summary_text.delta', { ...summary, summary_index: 1, delta: 'Second' });
+    s.add('response.output_item.added', {
+      output_index: 1,
+      item: { id: 'msg_1', type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+    });
+    s.add('response.output_text.delta', { ...text, delta: 'Hel' });
+    s.add('response.output_text.delta', { ...text, delta: 'lo' });
+    s.add('response.output_text.delta', { ...text, delta: '!' });
+    const listener = new ResponseStreamListener();
+    const snapshots: string[] = [];
+    const reasoning: string[] = [];
+    s.events.forEach((event, i) => {
+      // Listeners attach in the middle of the summary's first part and of the text.
+      if (i === 4) listener.on('reasoning', (e) => reasoning.push(e.snapshot));
+      if (i === 8) listener.on('content', (e) => snapshots.push(e.snapshot));
+      listener.push(event);
+    });
+    expect(reasoning).toEqual(['First part', 'First part\n\nSecond']);
+    expect(snapshots).toEqual(['Hello', 'Hello!']);
+  });
+
   it('an empty .done value or a .done item without content never erases what the deltas built', () => {
     const s = new Script().start();
     const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };

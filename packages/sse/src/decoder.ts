@@ -190,7 +190,10 @@ export class SseDecoder {
     if (first === COLON) return;
     this.#inBlock = true;
     let colon = start;
-    if (first === 100 && s.startsWith('data:', start)) colon = start + 4; // the common line, without a scan
+    // The common lines without a scan: `data:`, and `event:` / `id:` of the Responses and Messages shapes.
+    if (first === 100 && s.startsWith('data:', start)) colon = start + 4;
+    else if (first === 101 && s.startsWith('event:', start)) colon = start + 5;
+    else if (first === 105 && s.charCodeAt(start + 1) === 100 && s.charCodeAt(start + 2) === COLON) colon = start + 2;
     else while (colon < end && s.charCodeAt(colon) !== COLON) colon++;
     let valueStart = colon === end ? end : colon + 1;
     if (valueStart < end && s.charCodeAt(valueStart) === SPACE) valueStart++;
