@@ -105,7 +105,13 @@ function ask(url: string, path: string, keep = false): Promise<Answer> {
     let bytes = 0;
     const parts: Buffer[] = [];
     const req = request(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`${url}: HTTP ${res.statusCode}`));
+      if (res.statusCode !== 200) {
+        // The body says why (the proxy's error object): read it into the failure.
+        const errorParts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => errorParts.push(chunk));
+        res.on('end', () => reject(new Error(`${url}: HTTP ${res.statusCode}: ${Buffer.concat(errorParts).toString().slice(0, 500)}`)));
+        return;
+      }
       res.on('data', (chunk: Buffer) => {
         if (firstByte < 0) firstByte = performance.now() - started;
         bytes += chunk.length;
