@@ -531,8 +531,13 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
 
   /** A new call: earlier calls whose arguments already form complete JSON are done, in their order. */
   #openCall(state: ChoiceState): ToolCallState {
-    if (state.grown.size > 0) {
-      const grown = state.grown.size === 1 ? [...state.grown] : [...state.grown].sort((a, b) => a.position - b.position);
+    if (state.grown.size === 1) {
+      // The common case (calls one after the other): no array, no sort.
+      const [earlier] = state.grown;
+      state.grown.clear();
+      if (earlier && !earlier.done && earlier.progress.complete(earlier.arguments)) this.#doneCall(state, earlier);
+    } else if (state.grown.size > 1) {
+      const grown = [...state.grown].sort((a, b) => a.position - b.position);
       state.grown.clear();
       for (const earlier of grown) {
         if (!earlier.done && earlier.progress.complete(earlier.arguments)) this.#doneCall(state, earlier);
