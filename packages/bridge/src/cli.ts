@@ -9,7 +9,7 @@ import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { jsonLines } from './gateway/log.js';
 import { RedisStreamStore } from './gateway/redis-store.js';
 import { MemoryStreamStore } from './gateway/store.js';
-import { readRoutes } from './gateway/routes-file.js';
+import { readRoutes, routesFormatOf } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
 
 function isProviderName(name: string): name is ProviderName {
@@ -39,7 +39,7 @@ Options:
                          the protocol the provider at --upstream speaks
   --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
   --upstream-model M     the model name sent to a provider (default: the client's)
-  --routes FILE          a JSON routing file: model pattern -> upstream (docs/gateway.md)
+  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)
@@ -218,7 +218,7 @@ function routes(path: string | undefined) {
     fail(`--routes: cannot read ${path} (${code})`);
   }
   try {
-    return readRoutes(text, process.env);
+    return readRoutes(text, process.env, routesFormatOf(path));
   } catch (error) {
     fail(`--routes: ${error instanceof Error ? error.message : String(error)}`);
   }

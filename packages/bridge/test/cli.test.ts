@@ -214,6 +214,28 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     rmSync(dir, { recursive: true });
   });
 
+  it('reads a YAML routing file (by its extension), and names the line of a bad field', async () => {
+    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const dir = mkdtempSync(join(tmpdir(), 'ai4ts-routes-'));
+    try {
+      const good = join(dir, 'routes.yaml');
+      writeFileSync(good, `# every model to the daemon\nroutes:\n  - model: "*"\n    upstream: ${daemon.url}\n    dialect: typed\n`);
+      const child = run(['--routes', good, '--port', '0'], { AI4TS_PROXY_TOKEN: 'cli-key' });
+      const url = (await firstLine(child)).slice('listening on '.length);
+      const { done, text } = readChunks(await (await ask(url, 'cli-key')).text());
+      expect(done).toBe(true);
+      expect(text).toBe('It is 18C in Paris.');
+
+      const bad = join(dir, 'routes.yml');
+      writeFileSync(bad, 'routes:\n  - model: x\n    upstream: http://127.0.0.1:9/x\n    dialect: sse\n');
+      const { code, stderr } = await finish(run(['--routes', bad]));
+      expect(code).toBe(2);
+      expect(stderr).toContain('--routes: the routing file: routes.0.dialect (line 4, column 14): Invalid option');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('exits with status 2 for a token given twice, an unreadable token file or a bad count', async () => {
     const cases = [
       [['--auth-token', 'a-token-1', '--proxy-token-file', '/etc/hostname'], 'not both'],
