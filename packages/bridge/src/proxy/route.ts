@@ -1,5 +1,13 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError, requestIdOf, type ResultSummary, TimeoutError } from '@ai4ts/core';
+import {
+  ApiError,
+  ConnectionError,
+  RESUMABLE_HEADER,
+  requestIdOf,
+  type ResultSummary,
+  STREAM_ID_HEADER,
+  TimeoutError,
+} from '@ai4ts/core';
 import { abortError, redact } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
@@ -16,9 +24,6 @@ const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
 const FACE_BY_PATH = new Map(Object.values(FACES).map((face) => [face.path, face]));
 
-/** Headers that name a stream and say whether it can be resumed. */
-export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
-export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
 /** Names what the request held that the gateway could not carry. */
 export const DROPPED_HEADER = 'x-ai4ts-dropped';
 
