@@ -10,9 +10,8 @@ import { ChatService, collectChatCompletion } from '@ai4ts/chat';
 import { ApiError, ConnectionError, resultInfo, Transport } from '@ai4ts/core';
 import { collectMessage, MessagesService } from '@ai4ts/messages';
 import { collectResponse, ResponsesService } from '@ai4ts/responses';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seeded } from './resume-helpers.js';
 
 const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps; résumé 用户 🦊. '.repeat(4);
 const REASONING = 'A fox, a dog, a nap: tell it in order.';
@@ -159,7 +158,7 @@ async function connectionFailure(final: Promise<unknown>): Promise<ConnectionErr
 
 describe.each(PROTOCOLS)('ai4ts %s client through a resumable gateway', (protocol) => {
   it('a socket cut at random points resumes: the result equals the stream read whole', async () => {
-    const random = seeded(PROTOCOLS.indexOf(protocol) + 21);
+    const random = seededRandom(PROTOCOLS.indexOf(protocol) + 21);
     for (let run = 0; run < 6; run++) {
       // Up to three cuts a run, anywhere in the first ~2 KB of each body (0: right after the headers).
       const cuts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => Math.floor(random() * 2000));
