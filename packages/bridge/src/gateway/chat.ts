@@ -6,6 +6,7 @@ import { toOpenAICompletion, toOpenAISse } from '../writers.js';
 import { badRequest, parseBody } from './errors.js';
 import {
   assistantTurn,
+  bearerAuth,
   type GatewayRequest,
   numberOf,
   type Part,
@@ -240,6 +241,6 @@ export const chatFace: ProtocolFace = {
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,
-  authHeaders: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
+  authHeaders: bearerAuth,
   read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), CHAT_PROTOCOL, response, options),
 };

@@ -7,6 +7,7 @@
 import type { ResultSummary } from '@ai4ts/core';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
+import type { OpenAIErrorObject } from '../writers.js';
 
 /** The three wire protocols the gateway speaks, in and out. */
 export type GatewayProtocol = 'chat' | 'responses' | 'messages';
@@ -84,12 +85,7 @@ export interface WriteOptions {
 }
 
 /** An error object in the shape the proxy has always used: OpenAI's. Each protocol renders it its own way. */
-export interface GatewayErrorObject {
-  message: string;
-  type: string;
-  param: string | null;
-  code: string | null;
-}
+export type GatewayErrorObject = OpenAIErrorObject;
 
 /** Everything the gateway knows of one protocol: how to read its requests, write its answers and errors, and call it. */
 export interface ProtocolFace {
@@ -154,4 +150,14 @@ export function assistantTurn(turns: Turn[]): Extract<Turn, { role: 'assistant' 
 /** Names the fields of `raw` that are not in `known`, as `dropped` entries. */
 export function unknownFields(raw: Record<string, unknown>, known: ReadonlySet<string>): string[] {
   return Object.keys(raw).filter((key) => !known.has(key) && raw[key] !== undefined && raw[key] !== null);
+}
+
+/** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */
+export function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+/** The OpenAI protocols' auth header for an upstream key. */
+export function bearerAuth(key: string | undefined): Record<string, string> {
+  return key === undefined ? {} : { authorization: `Bearer ${key}` };
 }

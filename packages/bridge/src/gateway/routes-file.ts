@@ -8,26 +8,17 @@ import { type Document, isNode, parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { RouteSpec } from './upstreams.js';
 
+/** What every route has: the model pattern, and the variable holding its key. */
+const RouteBase = z.strictObject({ model: z.string().min(1), keyEnv: z.string().min(1).optional() });
+const upstreamModel = z.string().min(1).optional();
+
 const Route = z.union([
-  z.strictObject({
-    model: z.string().min(1),
+  RouteBase.extend({
     provider: z.string().refine((name) => Object.hasOwn(PROVIDERS, name), 'an unknown provider preset'),
-    keyEnv: z.string().min(1).optional(),
-    upstreamModel: z.string().min(1).optional(),
+    upstreamModel,
   }),
-  z.strictObject({
-    model: z.string().min(1),
-    upstream: z.url(),
-    protocol: z.enum(['chat', 'responses', 'messages']),
-    keyEnv: z.string().min(1).optional(),
-    upstreamModel: z.string().min(1).optional(),
-  }),
-  z.strictObject({
-    model: z.string().min(1),
-    upstream: z.url(),
-    dialect: z.enum(['typed', 'named']),
-    keyEnv: z.string().min(1).optional(),
-  }),
+  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages']), upstreamModel }),
+  RouteBase.extend({ upstream: z.url(), dialect: z.enum(['typed', 'named']) }),
 ]);
 
 const RoutesFile = z.strictObject({ routes: z.array(Route).min(1) });
