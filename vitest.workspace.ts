@@ -17,6 +17,7 @@ export const alias = {
   '@ai4ts/responses': src('responses'),
   '@ai4ts/messages': src('messages'),
   '@ai4ts/mcp': src('mcp'),
+  '@ai4ts/bridge/redis': src('bridge', 'redis'),
   '@ai4ts/bridge': src('bridge'),
   '@ai4ts/testing': src('testing'),
   ai4ts: src('ai4ts'),

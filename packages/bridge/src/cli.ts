@@ -1,10 +1,25 @@
 #!/usr/bin/env node
-/** `ai4ts-proxy`: an OpenAI-compatible endpoint in front of a typed- or named-event daemon. */
+/**
+ * `ai4ts-proxy`: a gateway that answers Chat Completions, Responses and Messages in front of a typed- or named-event
+ * daemon, a provider of any of the three protocols, or several of them by model (a routing file).
+ */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { PROVIDERS, type ProviderName } from '@ai4ts/core';
+import { jsonLines } from './gateway/log.js';
+import { RedisStreamStore } from './gateway/redis-store.js';
+import { MemoryStreamStore } from './gateway/store.js';
+import { readRoutes } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
 
-const USAGE = `Usage: ai4ts-proxy --upstream URL --dialect typed|named [--port N] [--host 127.0.0.1]
+function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(PROVIDERS, name);
+}
+
+const USAGE = `Usage: ai4ts-proxy (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
+                    | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
+                   [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
+                   [--access-log] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
@@ -12,12 +27,25 @@ const USAGE = `Usage: ai4ts-proxy --upstream URL --dialect typed|named [--port N
 
 const HELP = `${USAGE}
 
-An OpenAI Chat Completions endpoint (POST /v1/chat/completions, GET /v1/models) in front of a daemon
-that streams its own SSE dialect. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
+A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
+in front of a daemon that streams its own SSE dialect, or a provider of any of the three protocols,
+translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
 
 Options:
-  --upstream URL         the daemon's URL; each chat request is one POST to it (required)
-  --dialect typed|named  the daemon's SSE dialect (required)
+  --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
+                         with its version (https://api.openai.com/v1)
+  --dialect typed|named  the daemon's SSE dialect
+  --upstream-protocol chat|responses|messages
+                         the protocol the provider at --upstream speaks
+  --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
+  --upstream-model M     the model name sent to a provider (default: the client's)
+  --routes FILE          a JSON routing file: model pattern -> upstream (docs/gateway.md)
+  --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
+  --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
+  --stream-max-events N  events kept per resumable stream (default 10000)
+  --access-log           one JSON line per request on stderr (never a key)
+  --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
+  --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
   --host H               the address to bind (default 127.0.0.1: this machine only)
   --proxy-token-file F   a file holding the bearer token clients must send (default: none checked)
@@ -41,7 +69,7 @@ Options:
 
 Environment variables:
   AI4TS_PROXY_TOKEN      the bearer token clients must send
-  AI4TS_UPSTREAM_TOKEN   the token sent to the daemon
+  AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
   A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
 
 Exit status: 0 after --help, --version or a signal; 2 for bad arguments or when it cannot listen.
@@ -58,6 +86,16 @@ function parse() {
       options: {
         upstream: { type: 'string' },
         dialect: { type: 'string' },
+        'upstream-protocol': { type: 'string' },
+        provider: { type: 'string' },
+        'upstream-model': { type: 'string' },
+        routes: { type: 'string' },
+        resumable: { type: 'boolean' },
+        'access-log': { type: 'boolean' },
+        'stream-ttl': { type: 'string' },
+        'stream-max-events': { type: 'string' },
+        redis: { type: 'string' },
+        'shutdown-timeout': { type: 'string' },
         port: { type: 'string', default: '8080' },
         host: { type: 'string', default: '127.0.0.1' },
         'auth-token': { type: 'string' },
@@ -92,10 +130,17 @@ if (values.version) {
   process.exit(0);
 }
 
-const { upstream, dialect } = values;
-if (!upstream) fail('--upstream is required');
-if (!URL.canParse(upstream)) fail(`--upstream is not a URL: ${upstream}`);
-if (dialect !== 'typed' && dialect !== 'named') fail('--dialect must be typed or named');
+const { upstream, dialect, provider } = values;
+const upstreamProtocol = values['upstream-protocol'];
+if (!upstream && !provider && !values.routes) fail('give --upstream, --provider or --routes');
+if (upstream && !URL.canParse(upstream)) fail(`--upstream is not a URL: ${upstream}`);
+if (upstream && provider) fail('give --upstream or --provider, not both');
+if (dialect !== undefined && dialect !== 'typed' && dialect !== 'named') fail('--dialect must be typed or named');
+if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages'].includes(upstreamProtocol))
+  fail('--upstream-protocol must be chat, responses or messages');
+if (upstream && (dialect === undefined) === (upstreamProtocol === undefined))
+  fail('--upstream needs --dialect (a daemon) or --upstream-protocol (a provider)');
+if (provider !== undefined && !Object.hasOwn(PROVIDERS, provider)) fail(`--provider: unknown preset ${provider}`);
 const port = Number(values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port is not a port: ${values.port}`);
 
@@ -143,6 +188,14 @@ function count(flag: keyof typeof values, min: number): number | undefined {
 const auth = token('auth-token', 'proxy-token-file', 'AI4TS_PROXY_TOKEN');
 const upstreamToken = token('upstream-token', 'upstream-token-file', 'AI4TS_UPSTREAM_TOKEN');
 const maxConcurrentStreams = count('max-concurrent-streams', 1);
+const streamTtl = count('stream-ttl', 1);
+const maxEvents = count('stream-max-events', 1);
+const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
+if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
+const storeOptions = {
+  ...(streamTtl === undefined ? {} : { ttlMs: streamTtl }),
+  ...(maxEvents === undefined ? {} : { maxEvents }),
+};
 const upstreamTimeouts = {
   headersMs: count('upstream-headers-timeout', 0),
   firstEventMs: count('first-event-timeout', 0),
@@ -154,9 +207,38 @@ const serverTimeouts = {
   keepAliveMs: count('keep-alive-timeout', 0),
 };
 
+/** The routing file's routes; its keys come from the environment variables it names. */
+function routes(path: string | undefined) {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+    fail(`--routes: cannot read ${path} (${code})`);
+  }
+  try {
+    return readRoutes(text, process.env);
+  } catch (error) {
+    fail(`--routes: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 const proxy = await listenOpenAIProxy({
-  upstream,
-  dialect,
+  ...(upstream === undefined ? {} : { upstream }),
+  ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
+  ...(upstreamProtocol === 'chat' || upstreamProtocol === 'responses' || upstreamProtocol === 'messages'
+    ? { upstreamProtocol }
+    : {}),
+  ...(provider !== undefined && isProviderName(provider) ? { provider } : {}),
+  ...(values['upstream-model'] === undefined ? {} : { upstreamModel: values['upstream-model'] }),
+  ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
+  resumable: values.resumable === true,
+  store:
+    values.redis === undefined
+      ? new MemoryStreamStore(storeOptions)
+      : new RedisStreamStore({ redis: values.redis, ...storeOptions }),
+  ...(values['access-log'] ? { log: jsonLines() } : {}),
   port,
   host: values.host,
   auth,
@@ -167,5 +249,6 @@ const proxy = await listenOpenAIProxy({
 }).catch((error: Error) => fail(error.message));
 
 process.stdout.write(`listening on ${proxy.url}\n`);
+// SIGTERM (and SIGINT) shut down gracefully: see ListeningProxy.shutdown.
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void proxy.close().then(() => process.exit(0)));
+  process.once(signal, () => void proxy.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));

@@ -30,5 +30,14 @@ export interface UnknownEvent {
   data: unknown;
 }
 
+/**
+ * The signature of the reasoning just streamed (Anthropic's thinking signature): writers of a protocol that accepts it
+ * send it on, the others drop it.
+ */
+export interface ReasoningSignatureEvent {
+  type: 'reasoning.signature';
+  signature: string;
+}
+
 /** Every event a bridge reader yields and a bridge writer accepts. */
-export type BridgeEvent = NormalizedEvent | StartEvent | DoneEvent | UnknownEvent;
+export type BridgeEvent = NormalizedEvent | StartEvent | DoneEvent | UnknownEvent | ReasoningSignatureEvent;

@@ -2,7 +2,7 @@
  * @ai4ts/bridge: custom SSE dialects in, OpenAI-compatible (and other) SSE out, server helpers, and a proxy that
  * makes any streaming daemon an OpenAI endpoint.
  */
-export type { BridgeEvent, DoneEvent, StartEvent, UnknownEvent } from './events.js';
+export type { BridgeEvent, DoneEvent, ReasoningSignatureEvent, StartEvent, UnknownEvent } from './events.js';
 export {
   type BridgeCompletion,
   type BridgeMessage,
@@ -39,7 +39,6 @@ export {
   sseResponse,
   writeSse,
 } from './server.js';
-export { ProxyRequestSchema, type ProxyRequest } from './request.js';
 export {
   createOpenAIProxy,
   DEFAULT_MAX_CONCURRENT_STREAMS,
@@ -55,3 +54,14 @@ export {
   listenOpenAIProxy,
   type ServerTimeouts,
 } from './listen.js';
+export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './gateway/chat.js';
+export type { GatewayProtocol } from './gateway/neutral.js';
+export type { RouteSpec, UpstreamSpec } from './gateway/upstreams.js';
+export { type AccessLogEntry, jsonLines } from './gateway/log.js';
+export {
+  DEFAULT_STREAM_MAX_EVENTS,
+  DEFAULT_STREAM_TTL_MS,
+  MemoryStreamStore,
+  type StreamStore,
+  type StreamStoreOptions,
+} from './gateway/store.js';

@@ -38,6 +38,13 @@ export interface ListeningProxy {
   url: string;
   /** Stops accepting connections, ends open ones, and resolves when the server is closed. */
   close(): Promise<void>;
+  /**
+   * A graceful shutdown (what the CLI does on SIGTERM): stops accepting connections, refuses new requests (`/readyz`
+   * 503), lets streams finish for up to `deadlineMs` (default 30000), then closes every connection, so that clients
+   * of resumable streams reconnect to another instance while their generations go on into the store for up to
+   * `generationsMs` more (default: `deadlineMs`), and releases the store.
+   */
+  shutdown(options?: { deadlineMs?: number; generationsMs?: number }): Promise<void>;
 }
 
 /** Starts {@link createOpenAIProxy} on node:http, on 127.0.0.1 unless `host` says otherwise. */
@@ -51,6 +58,7 @@ export async function listenOpenAIProxy(options: ListenOptions): Promise<Listeni
     timeouts[key] = value;
   }
   const shortest = Math.min(...[timeouts.headersMs, timeouts.requestMs].filter((ms) => ms > 0));
+  const proxy = createOpenAIProxy(proxyOptions);
   const server = createServer(
     {
       headersTimeout: timeouts.headersMs,
@@ -59,7 +67,7 @@ export async function listenOpenAIProxy(options: ListenOptions): Promise<Listeni
       // Node checks the header and request timeouts every 30 s by default, too coarse for short ones.
       connectionsCheckingInterval: Number.isFinite(shortest) ? Math.min(1000, Math.max(10, shortest / 4)) : 30_000,
     },
-    createOpenAIProxy(proxyOptions).node,
+    proxy.node,
   );
   server.keepAliveTimeout = timeouts.keepAliveMs;
   await new Promise<void>((resolve, reject) => {
@@ -72,9 +80,17 @@ export async function listenOpenAIProxy(options: ListenOptions): Promise<Listeni
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('The proxy is not listening on a TCP port');
   const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
   return {
     server,
     url: `http://${hostname}:${address.port}`,
+    shutdown: async ({ deadlineMs = 30_000, generationsMs = deadlineMs } = {}) => {
+      server.close();
+      await proxy.drain(deadlineMs);
+      server.closeAllConnections();
+      await proxy.finish(generationsMs);
+      await closed;
+    },
     close: () =>
       new Promise((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

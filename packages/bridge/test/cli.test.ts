@@ -79,6 +79,12 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       for (const option of [
         '--upstream URL',
         '--dialect typed|named',
+        '--upstream-protocol chat|responses|messages',
+        '--provider NAME',
+        '--upstream-model M',
+        '--routes FILE',
+        '--resumable',
+        '--access-log',
         '--port N',
         '--host H',
         '--auth-token T',

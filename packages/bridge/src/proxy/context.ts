@@ -3,38 +3,59 @@
  * share; the tokens live in `#private` fields, so that the context can be logged or inspected without showing them.
  */
 import type { SseMessage } from '@ai4ts/sse';
+import type { ProviderName } from '@ai4ts/core';
 import type { Dialect } from '../dialect.js';
-import { namedEventDialect } from '../dialects/named.js';
-import { typedEventDialect } from '../dialects/typed.js';
+import type { GatewayProtocol } from '../gateway/neutral.js';
+import type { AccessLogEntry } from '../gateway/log.js';
+import { Generations } from '../gateway/generations.js';
+import { MemoryStreamStore, type StreamStore } from '../gateway/store.js';
+import { type RouteSpec, Router } from '../gateway/upstreams.js';
 import type { OpenAIErrorObject } from '../writers.js';
 import { StreamSlots } from './streams.js';
 import { resolveUpstreamTimeouts, type UpstreamTimeouts } from './timeouts.js';
 
-/** Options of {@link createOpenAIProxy}. */
+/** Options of {@link createOpenAIProxy}: the gateway in front of daemons and providers. */
 export interface OpenAIProxyOptions {
-  /** The daemon's URL; each chat request is one POST to it. */
-  upstream: string | URL;
+  /**
+   * The upstream's URL: a daemon's (with `dialect`; each request is one POST to it) or a provider's API root with its
+   * version (with `upstreamProtocol`; `https://api.openai.com/v1`). Optional when `provider` or `routes` say where.
+   */
+  upstream?: string | URL;
   /** The daemon's dialect: a built-in one by name, or your own from `defineDialect()`. */
-  dialect: 'typed' | 'named' | Dialect;
+  dialect?: 'typed' | 'named' | Dialect;
+  /** The protocol a provider upstream speaks; requests in any protocol are translated to it. */
+  upstreamProtocol?: GatewayProtocol;
+  /** A provider preset of @ai4ts/core (`openai`, `anthropic`, ...) as the upstream, its key from its variable. */
+  provider?: ProviderName;
+  /** The model name sent to a provider upstream; the client's by default. */
+  upstreamModel?: string;
+  /** Routes by model pattern, tried in order before the upstream above (docs/gateway.md, "Routing"). */
+  routes?: readonly RouteSpec[];
   /** Bearer token(s) clients must send. Omit for no auth (then keep the proxy on 127.0.0.1). */
   auth?: string | readonly string[];
-  /** Sent upstream as `Authorization: Bearer <token>`. The client's own token never goes upstream. */
+  /** The upstream's token or API key. The client's own token never goes upstream. */
   upstreamToken?: string;
-  /** The model `/v1/models` lists; `'daemon'` by default. Completions echo the model the request named. */
+  /** The model `/v1/models` lists first; `'daemon'` by default. Answers echo the model the request named. */
   model?: string;
   /** An origin allowed by CORS (`'*'` for any). CORS is off when omitted. */
   cors?: string;
   /** Milliseconds between SSE heartbeat comments; default 15000, 0 turns them off. */
   heartbeatMs?: number;
-  /** The fetch used to reach the daemon; the global one by default. */
+  /** The fetch used to reach the upstream; the global one by default. */
   fetch?: typeof fetch;
-  /** How long to wait on the daemon (headers, first event, between events); see {@link UpstreamTimeouts}. */
+  /** How long to wait on the upstream (headers, first event, between events); see {@link UpstreamTimeouts}. */
   upstreamTimeouts?: UpstreamTimeouts;
   /**
    * Streaming answers served at once; past it a stream request gets a 503 with `Retry-After` and the daemon is not
    * contacted. Default 256; `Infinity` for no cap.
    */
   maxConcurrentStreams?: number;
+  /** Every stream resumable, as if each request sent `x-ai4ts-resumable: 1` (docs/gateway.md, "Resumable streams"). */
+  resumable?: boolean;
+  /** Where resumable streams are kept; an in-memory store by default. */
+  store?: StreamStore;
+  /** Receives one access-log entry per request (no key is ever in one). */
+  log?: (entry: AccessLogEntry) => void;
 }
 
 /** Largest request body accepted. */
@@ -120,46 +141,25 @@ function sameText(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** The daemon: where it is, its dialect, and the token it is sent. */
-export class Upstream {
-  readonly url: string | URL;
-  readonly dialect: Dialect;
-  readonly #token: string | undefined;
-  readonly #fetch: typeof fetch;
-
-  constructor(options: OpenAIProxyOptions) {
-    this.url = options.upstream;
-    this.dialect =
-      options.dialect === 'typed'
-        ? typedEventDialect
-        : options.dialect === 'named'
-          ? namedEventDialect
-          : options.dialect;
-    this.#token = options.upstreamToken || undefined;
-    this.#fetch = options.fetch ?? fetch;
-  }
-
-  /** The upstream token, for scrubbing it from what the daemon echoes. */
-  get secrets(): readonly string[] {
-    return this.#token === undefined ? [] : [this.#token];
-  }
-
-  /** Posts one request body to the daemon, asking for SSE; rejects as `fetch` does. */
-  post(body: unknown, signal: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
-    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
-    return this.#fetch(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal });
-  }
+/** The default route of the options: the upstream they name, for any model. */
+function defaultRoute(options: OpenAIProxyOptions): RouteSpec | undefined {
+  const { upstream, dialect, upstreamProtocol, provider, upstreamToken, upstreamModel } = options;
+  if (provider !== undefined) return { model: '*', provider, upstreamToken, upstreamModel };
+  if (upstream === undefined) return undefined;
+  if (dialect !== undefined) return { model: '*', upstream, dialect, upstreamToken };
+  if (upstreamProtocol !== undefined) return { model: '*', upstream, protocol: upstreamProtocol, upstreamToken, upstreamModel };
+  throw new RangeError('upstream needs a dialect (a daemon) or an upstreamProtocol (a provider)');
 }
 
 /** Everything a request needs, resolved once from the options. */
 export interface ProxyContext {
-  readonly upstream: Upstream;
+  /** The upstream of each model. */
+  readonly router: Router;
   readonly auth: BearerAuth;
   /** Every token the proxy knows: never in an error, a log or a response. */
   readonly secrets: readonly string[];
-  /** The model `/v1/models` lists. */
-  readonly model: string;
+  /** The models `/v1/models` lists. */
+  readonly models: readonly string[];
   /** Whether preflight `OPTIONS` is answered. */
   readonly cors: boolean;
   /** Headers added to every reply (the CORS ones, when configured). */
@@ -168,11 +168,22 @@ export interface ProxyContext {
   readonly timeouts: Required<UpstreamTimeouts>;
   /** The streams in flight, against `maxConcurrentStreams`. */
   readonly streams: StreamSlots;
+  /** Whether every stream is resumable. */
+  readonly resumable: boolean;
+  readonly store: StreamStore;
+  readonly log: ((entry: AccessLogEntry) => void) | undefined;
+  /** The resumable generations in flight. */
+  readonly generations: Generations;
+  /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
+  draining: boolean;
 }
 
 /** Resolves the options into the context every request shares. */
 export function resolveContext(options: OpenAIProxyOptions): ProxyContext {
-  const upstream = new Upstream(options);
+  const fallback = defaultRoute(options);
+  const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
+  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
+  const router = new Router(routes, options.fetch ?? ((input, init) => fetch(input, init)));
   const auth = new BearerAuth(options.auth);
   const headers: Record<string, string> = options.cors
     ? {
@@ -182,14 +193,21 @@ export function resolveContext(options: OpenAIProxyOptions): ProxyContext {
       }
     : {};
   return {
-    upstream,
+    router,
     auth,
-    secrets: [...auth.secrets, ...upstream.secrets],
-    model: options.model ?? 'daemon',
+    secrets: [...auth.secrets, ...router.secrets],
+    models: [
+      ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
+    ],
     cors: Boolean(options.cors),
     headers,
     heartbeatMs: options.heartbeatMs,
     timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
     streams: new StreamSlots(options.maxConcurrentStreams),
+    resumable: options.resumable === true,
+    store: options.store ?? new MemoryStreamStore(),
+    log: options.log,
+    generations: new Generations(),
+    draining: false,
   };
 }

@@ -63,6 +63,11 @@ export function outgoing(context: ProxyContext, reply: Reply): Outgoing {
   return out;
 }
 
+/** A message with every secret scrubbed from its data. */
+export function scrubMessage(message: SseMessage, secrets: readonly string[]): SseMessage {
+  return { ...message, data: redactJsonText(message.data, secrets) };
+}
+
 /**
  * The messages with every secret scrubbed from their data. An iterator object rather than a generator: `return()`
  * reaches the source even before the first `next()`, so that an answer that fails early still cancels the upstream.
@@ -74,7 +79,7 @@ function scrubbed(source: AsyncIterable<SseMessage>, secrets: readonly string[])
       return {
         async next() {
           const next = await iterator.next();
-          return next.done ? next : { done: false, value: { ...next.value, data: redactJsonText(next.value.data, secrets) } };
+          return next.done ? next : { done: false, value: scrubMessage(next.value, secrets) };
         },
         async return() {
           await iterator.return?.();

@@ -1,31 +1,104 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
-import { abortError, ENGLISH, redact } from '@ai4ts/core/internal';
-import type { CompletionOptions } from '../completion.js';
+import { ApiError, ConnectionError, RESUMABLE_HEADER, STREAM_ID_HEADER, TimeoutError } from '@ai4ts/core';
+import { abortError, redact } from '@ai4ts/core/internal';
+import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
-import { lastUserText, type ProxyRequest, ProxyRequestSchema, requestSessionId } from '../request.js';
-import { openAIErrorObject, toOpenAICompletion, toOpenAISse } from '../writers.js';
+import type { AccessLogEntry } from '../gateway/log.js';
+import type { GatewayErrorObject, GatewayRequest, ProtocolFace, WriteOptions } from '../gateway/neutral.js';
+import { type UpstreamTarget, FACES } from '../gateway/upstreams.js';
+import { openAIErrorObject } from '../writers.js';
 import { HttpError, type Incoming, invalid, type ProxyContext, type Reply } from './context.js';
+import { scrubMessage } from './outgoing.js';
 import { UpstreamWatch } from './timeouts.js';
 
-const CHAT = '/v1/chat/completions';
 const MODELS = '/v1/models';
+const STREAMS = /^\/v1\/streams\/([^/]+)$/;
+const FACE_BY_PATH = new Map(Object.values(FACES).map((face) => [face.path, face]));
+
+/** Names what the request held that the gateway could not carry. */
+export const DROPPED_HEADER = 'x-ai4ts-dropped';
 
 /**
- * Answers one request: the CORS preflight, 404 and 405, the bearer check, then the route. Throws what
- * {@link errorReply} turns into a reply.
+ * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
+ * on `/v1/messages`, OpenAI's elsewhere). Throws only when even that failed.
  */
 export async function route(context: ProxyContext, request: Incoming, signal: AbortSignal): Promise<Reply> {
   const path = request.path.replace(/\/+$/, '');
+  const face = FACE_BY_PATH.get(path);
+  const given = request.header('x-request-id');
+  const entry: AccessLogEntry = {
+    time: new Date().toISOString(),
+    requestId: given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID(),
+    method: request.method,
+    path,
+    status: 0,
+    durationMs: 0,
+  };
+  const started = performance.now();
+  let reply: Reply;
+  try {
+    reply = await answer(context, request, path, face, signal, entry);
+  } catch (error) {
+    reply = errorReply(context, error, face);
+    if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
+  }
+  reply.headers['x-request-id'] = entry.requestId;
+  entry.status = reply.status;
+  const finish = () => {
+    entry.durationMs = Math.round(performance.now() - started);
+    context.log?.(entry);
+  };
+  if (!reply.stream) finish();
+  else reply.stream = onEnd(reply.stream, finish);
+  return reply;
+}
+
+async function answer(
+  context: ProxyContext,
+  request: Incoming,
+  path: string,
+  face: ProtocolFace | undefined,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+): Promise<Reply> {
   if (request.method === 'OPTIONS' && context.cors) return preflight();
-  if (path !== CHAT && path !== MODELS)
+  if (path === '/healthz' || path === '/readyz') {
+    if (request.method !== 'GET') throw notAllowed('GET', path);
+    return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
+  }
+  const streamId = STREAMS.exec(path)?.[1];
+  if (!face && path !== MODELS && streamId === undefined)
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
-  const expected = path === MODELS ? 'GET' : 'POST';
-  if (request.method !== expected)
-    throw new HttpError(405, invalid(`Use ${expected} for ${path}`, null, 'method_not_allowed'), { allow: expected });
-  context.auth.check(request.header('authorization'));
+  const expected = face ? 'POST' : 'GET';
+  if (request.method !== expected) throw notAllowed(expected, path);
+  const apiKey = request.header('x-api-key');
+  context.auth.check(request.header('authorization') ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`));
   if (path === MODELS) return models(context);
-  return complete(context, parseRequest(await request.text()), signal);
+
+  const lastEventId = request.header('last-event-id');
+  if (streamId !== undefined) return resume(context, streamId, lastEventId, signal, entry);
+  const resumeFrom = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+  if (face && resumeFrom) return resume(context, resumeFrom.id, lastEventId, signal, entry);
+  if (context.draining) throw shuttingDown();
+  if (!face) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
+  entry.protocol = face.name;
+  const parsed = face.parse(parseJson(await request.text()));
+  entry.model = parsed.model;
+  entry.stream = parsed.stream;
+  const resumable = context.resumable || request.header(RESUMABLE_HEADER) === '1';
+  return complete(context, face, parsed, resumable, signal, entry);
+}
+
+function notAllowed(expected: string, path: string): HttpError {
+  return new HttpError(405, invalid(`Use ${expected} for ${path}`, null, 'method_not_allowed'), { allow: expected });
+}
+
+function shuttingDown(): HttpError {
+  return new HttpError(
+    503,
+    { message: 'The gateway is shutting down; retry on another instance', type: 'server_error', param: null, code: 'shutting_down' },
+    { 'retry-after': '1' },
+  );
 }
 
 function preflight(): Reply {
@@ -33,135 +106,246 @@ function preflight(): Reply {
     status: 204,
     headers: {
       'access-control-allow-methods': 'GET, POST, OPTIONS',
-      'access-control-allow-headers': 'authorization, content-type',
+      'access-control-allow-headers':
+        'authorization, content-type, x-api-key, anthropic-version, last-event-id, x-ai4ts-resumable, x-request-id',
       'access-control-max-age': '600',
     },
   };
+}
+
+async function readiness(context: ProxyContext): Promise<Reply> {
+  if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
+  const ready = await context.store.ready().catch(() => false);
+  return ready
+    ? { status: 200, headers: {}, body: { status: 'ready' } }
+    : { status: 503, headers: {}, body: { status: 'store_unavailable' } };
 }
 
 function models(context: ProxyContext): Reply {
   return {
     status: 200,
     headers: {},
-    body: { object: 'list', data: [{ id: context.model, object: 'model', created: 0, owned_by: 'ai4ts-bridge' }] },
+    body: {
+      object: 'list',
+      data: context.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'ai4ts-bridge' })),
+    },
   };
 }
 
-/** The body checked with zod; a 400 naming the first bad field otherwise. */
-function parseRequest(text: string): ProxyRequest {
-  let json: unknown;
+function parseJson(text: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     throw new HttpError(400, invalid('The request body is not valid JSON', null, 'invalid_json'));
   }
-  const parsed = ProxyRequestSchema.safeParse(json, ENGLISH);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const param = issue?.path.join('.') || null;
-  throw new HttpError(400, invalid(`${param ?? 'body'}: ${issue?.message ?? 'invalid request'}`, param));
 }
 
-/** `POST /v1/chat/completions`: one upstream call, streamed live or aggregated. */
-async function complete(context: ProxyContext, request: ProxyRequest, signal: AbortSignal): Promise<Reply> {
-  const { dialect } = context.upstream;
-  const message = lastUserText(request);
-  if (message === undefined) throw new HttpError(400, invalid('messages must contain a user message', 'messages'));
-  const sessionId = requestSessionId(request) ?? (dialect.session === 'required' ? crypto.randomUUID() : undefined);
+/** A gateway event id, `<stream id>:<number>`; undefined for anything else. */
+export function parseEventId(id: string): { id: string; seq: number } | undefined {
+  const match = /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id);
+  return match?.[1] && match[2] ? { id: match[1], seq: Number(match[2]) } : undefined;
+}
 
-  if (!request.stream) return completeOnce(context, request, message, sessionId, signal);
-  // Taken before the daemon is contacted: past the cap the answer is a 503 that costs the daemon nothing.
-  const slot = context.streams.take(signal);
+/** One request to the upstream, streamed live to the client or aggregated. */
+async function complete(
+  context: ProxyContext,
+  face: ProtocolFace,
+  request: GatewayRequest,
+  resumable: boolean,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+): Promise<Reply> {
+  const target = context.router.pick(request.model);
+  if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
+  entry.upstream = target.name;
+  const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
+  const options: WriteOptions = {
+    model: request.model,
+    toolCalls: target.toolCalls,
+    includeUsage: request.includeUsage,
+    sessionId,
+  };
+  const headers: Record<string, string> = {};
+  if (request.dropped.length) headers[DROPPED_HEADER] = [...new Set(request.dropped)].join(', ');
+  let daemonSession: string | undefined;
+  const tap = (event: BridgeEvent) => {
+    if (event.type === 'usage') {
+      const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
+      entry.tokens = { prompt, completion, total };
+    } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
+  };
+
+  if (!request.stream) {
+    const events = await readUpstream(context, target, request, sessionId, signal);
+    const body = await face.aggregate(observe(events, tap), options);
+    const session = daemonSession ?? sessionId;
+    if (session !== undefined) headers['x-session-id'] = session;
+    return { status: 200, headers, body };
+  }
+
+  // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
+  const generation = resumable ? context.generations.start() : undefined;
+  const upstreamSignal = generation?.signal ?? signal;
+  // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
+  const slot = context.streams.take(upstreamSignal);
   try {
-    const events = await readUpstream(context, request, message, sessionId, signal);
-    // Pull the first chunk before answering: a failure before any output is still an HTTP error.
-    const chunks = toOpenAISse(events, {
-      ...writerOptions(request, sessionId),
-      includeUsage: request.stream_options?.include_usage === true,
-    });
-    const first = await chunks.next();
-    return {
-      status: 200,
-      headers: sessionId === undefined ? {} : { 'x-session-id': sessionId },
-      stream: slot.around(prepend(first, chunks)),
-    };
+    const events = await readUpstream(context, target, request, sessionId, upstreamSignal);
+    // Pull the first message before answering: a failure before any output is still an HTTP error.
+    const messages = face.stream(observe(events, tap), options);
+    const first = await messages.next();
+    const streamId = crypto.randomUUID();
+    entry.streamId = streamId;
+    if (sessionId !== undefined) headers['x-session-id'] = sessionId;
+    headers[STREAM_ID_HEADER] = streamId;
+    const numbered = numberedAs(streamId, slot.around(prepend(first, messages)));
+    if (!generation) return { status: 200, headers, stream: numbered };
+    headers[RESUMABLE_HEADER] = '1';
+    await context.store.create(streamId);
+    void keep(context, streamId, numbered).finally(() => generation.finish());
+    return { status: 200, headers, stream: context.store.read(streamId, 0, signal) };
   } catch (error) {
     slot.release();
+    generation?.finish();
     throw error;
   }
 }
 
-/** A non-stream answer: the daemon's stream aggregated into one completion. */
-async function completeOnce(
+/**
+ * Runs a resumable stream to its end into the store, whoever reads it: every message scrubbed before it is kept. A
+ * store that fails stops the generation (nobody could read the rest).
+ */
+async function keep(context: ProxyContext, id: string, messages: AsyncIterable<SseMessage>): Promise<void> {
+  let seq = 0;
+  try {
+    for await (const message of messages) await context.store.append(id, ++seq, scrubMessage(message, context.secrets));
+  } catch {
+    // The writers put every upstream failure into the stream; what lands here is the store's own failure.
+  } finally {
+    await context.store.end(id).catch(() => undefined);
+  }
+}
+
+/** A stream again, from the store: the messages after the last one the client saw, then the live rest. */
+async function resume(
   context: ProxyContext,
-  request: ProxyRequest,
-  message: string,
-  sessionId: string | undefined,
+  id: string,
+  lastEventId: string | undefined,
   signal: AbortSignal,
+  entry: AccessLogEntry,
 ): Promise<Reply> {
-  const events = await readUpstream(context, request, message, sessionId, signal);
-  const completion = await toOpenAICompletion(events, writerOptions(request, sessionId));
-  const id = completion.session_id;
-  return { status: 200, headers: id === undefined ? {} : { 'x-session-id': id }, body: completion };
+  entry.streamId = id;
+  entry.resumed = true;
+  const from = lastEventId === undefined || lastEventId === '' ? { id, seq: 0 } : parseEventId(lastEventId);
+  if (!from || from.id !== id)
+    throw new HttpError(400, invalid(`Last-Event-ID does not name an event of stream ${id}`, 'last-event-id', 'invalid_event_id'));
+  const messages = context.store.read(id, from.seq, signal)[Symbol.asyncIterator]();
+  // The first read says whether the store has the stream: a 404 before any output otherwise.
+  const first = await messages.next();
+  return {
+    status: 200,
+    headers: { [STREAM_ID_HEADER]: id, [RESUMABLE_HEADER]: '1' },
+    stream: prepend(first, messages),
+  };
 }
 
-function writerOptions(request: ProxyRequest, sessionId: string | undefined): CompletionOptions {
-  return { model: request.model, ...(sessionId === undefined ? {} : { sessionId }) };
+/** Each message with its id, `<stream id>:<n>` counted from 1. */
+function numberedAs(streamId: string, source: AsyncIterator<SseMessage>): AsyncIterableIterator<SseMessage> {
+  let seq = 0;
+  const iterator: AsyncIterableIterator<SseMessage> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      const next = await source.next();
+      return next.done ? next : { done: false, value: { ...next.value, id: `${streamId}:${++seq}` } };
+    },
+    async return() {
+      await source.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
 }
 
-/** The daemon's events for one request, within the upstream timeouts. */
+/** The events, each shown to `see` on its way. */
+async function* observe(events: AsyncIterable<BridgeEvent>, see: (event: BridgeEvent) => void): AsyncGenerator<BridgeEvent> {
+  for await (const event of events) {
+    see(event);
+    yield event;
+  }
+}
+
+/** The stream, calling `done` once when it ends however it ends (its last message, a throw, or `return()`). */
+function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIterator<T> {
+  const inner = source[Symbol.asyncIterator]();
+  let called = false;
+  const once = () => {
+    if (!called) done();
+    called = true;
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      try {
+        const next = await inner.next();
+        if (next.done) once();
+        return next;
+      } catch (error) {
+        once();
+        throw error;
+      }
+    },
+    async return() {
+      once();
+      await inner.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
+}
+
+/** The upstream's events for one request, within the upstream timeouts. */
 async function readUpstream(
   context: ProxyContext,
-  request: ProxyRequest,
-  message: string,
+  target: UpstreamTarget,
+  request: GatewayRequest,
   sessionId: string | undefined,
   signal: AbortSignal,
 ): Promise<AsyncIterable<BridgeEvent>> {
-  const { dialect } = context.upstream;
   const watch = new UpstreamWatch(signal, context.timeouts);
-  const response = await callUpstream(context, dialect.request({ message, sessionId, request }), watch, signal);
-  return watch.events(dialect.read(response, { signal: watch.signal, secrets: context.secrets }));
-}
-
-/**
- * The upstream POST within the headers timeout; an AbortError when the client left meanwhile, the TimeoutError when
- * the daemon did not answer in time, a ConnectionError when it cannot be reached.
- */
-async function callUpstream(
-  context: ProxyContext,
-  body: unknown,
-  watch: UpstreamWatch,
-  signal: AbortSignal,
-): Promise<Response> {
+  let response: Response;
   try {
-    return await watch.headers(context.upstream.post(body, watch.signal));
+    response = await watch.headers(target.post(request, sessionId, watch.signal));
   } catch (cause) {
     if (signal.aborted) throw abortError(signal);
     if (cause instanceof TimeoutError) throw cause;
     // The cause's message is not quoted: it may name the upstream's address, which is not the client's business.
     throw new ConnectionError('The upstream could not be reached', { cause });
   }
+  return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets }));
 }
 
 /**
- * The reply for a failure before any output: the proxy's own HttpError as is, an upstream timeout a 504, the
- * daemon's 429 as a 429 with its Retry-After, anything else a 502 `upstream_error`. No secret of the context appears in it.
+ * The reply for a failure before any output, in the shape of `face` (OpenAI's when none): the proxy's own HttpError
+ * as is, an upstream timeout a 504, the upstream's 429 as a 429 with its Retry-After, anything else a 502
+ * `upstream_error`. No secret of the context appears in it.
  */
-export function errorReply(context: ProxyContext, error: unknown): Reply {
-  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: { error: error.error } };
-  if (error instanceof TimeoutError) return { status: 504, headers: {}, body: { error: openAIErrorObject(error) } };
+export function errorReply(context: ProxyContext, error: unknown, face?: ProtocolFace): Reply {
+  const { status, headers, body } = errorOf(context, error);
+  return { status, headers, body: face ? face.errorBody(status, body) : { error: body } };
+}
+
+function errorOf(context: ProxyContext, error: unknown): { status: number; headers: Record<string, string>; body: GatewayErrorObject } {
+  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: error.error };
+  if (error instanceof TimeoutError) return { status: 504, headers: {}, body: openAIErrorObject(error) };
   if (error instanceof ApiError && error.status === 429) {
     const retryAfter = error.headers?.get('retry-after');
     return {
       status: 429,
       headers: retryAfter ? { 'retry-after': retryAfter } : {},
       body: {
-        error: {
-          message: redact(`The upstream is rate limited: ${error.message}`, context.secrets),
-          type: 'rate_limit_error',
-          param: null,
-          code: 'rate_limit_exceeded',
-        },
+        message: redact(`The upstream is rate limited: ${error.message}`, context.secrets),
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
       },
     };
   }
@@ -170,7 +354,7 @@ export function errorReply(context: ProxyContext, error: unknown): Reply {
     error instanceof ApiError && error.status !== undefined ? `The upstream answered ${error.message}` : body.message,
     context.secrets,
   );
-  return { status: 502, headers: {}, body: { error: body } };
+  return { status: 502, headers: {}, body };
 }
 
 /**

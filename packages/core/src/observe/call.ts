@@ -24,6 +24,11 @@ export interface ResponseInfo {
 /** What the SDK knows of a finished model call: its response, and its cost when the client has a price for the model. */
 export interface ResultInfo extends ResponseInfo {
   cost: Cost | undefined;
+  /**
+   * How often a streamed answer was resumed after its connection was cut (a gateway's resumable stream, see
+   * docs/gateway.md); 0 when it never was.
+   */
+  resumes: number;
 }
 
 const infos = new WeakMap<object, ResultInfo>();
@@ -56,6 +61,8 @@ export interface RequestWatch {
   retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void;
   /** A response with status < 400 arrived. */
   responded(response: Response): void;
+  /** A cut stream is read on from a new connection; `resumes` counts them, this one included. */
+  resumed(resumes: number): void;
 }
 
 /** What a {@link ModelCall} needs of its client. */
@@ -78,6 +85,7 @@ export class ModelCall<Final> implements RequestWatch {
   readonly #started = performance.now();
   #span: ModelSpan | undefined;
   #response: ResponseInfo | undefined;
+  #resumes = 0;
 
   constructor(protocol: ModelProtocol<Final>, body: Record<string, unknown>, context: CallContext) {
     this.#protocol = protocol;
@@ -163,6 +171,11 @@ export class ModelCall<Final> implements RequestWatch {
     this.#span?.retry(attempt, reason, delayMs, phase);
   }
 
+  resumed(resumes: number): void {
+    this.#resumes = resumes;
+    this.#span?.resume(resumes);
+  }
+
   responded(response: Response): void {
     const headers = redactHeaders(response.headers, this.#context.secrets);
     this.#response = { status: response.status, headers, requestId: requestIdOf(headers) };
@@ -176,13 +189,13 @@ export class ModelCall<Final> implements RequestWatch {
     const response = this.#response;
     const hasInfo = response !== undefined && typeof final === 'object' && final !== null;
     if (!span && !log && !prices) {
-      if (hasInfo) infos.set(final, { ...response, cost: undefined });
+      if (hasInfo) infos.set(final, { ...response, cost: undefined, resumes: this.#resumes });
       return final;
     }
     const summary = this.#protocol.summarize(final);
     const price = prices && priceOf(prices, summary.model ?? modelOf(this.#body));
     const cost = price && summary.usage ? costOf(summary.usage, price) : undefined;
-    if (hasInfo) infos.set(final, { ...response, cost });
+    if (hasInfo) infos.set(final, { ...response, cost, resumes: this.#resumes });
     span?.end(summary, cost);
     this.#span = undefined;
     if (log?.enabled('info')) {

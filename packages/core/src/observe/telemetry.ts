@@ -274,6 +274,11 @@ export class ModelSpan {
     });
   }
 
+  /** A cut stream is read on from a new connection: an event on the span. */
+  resume(resumes: number): void {
+    this.span.addEvent('ai4ts.resume', { 'ai4ts.resume.count': resumes });
+  }
+
   /** The response's headers arrived. */
   response(status: number, requestId: string | undefined): void {
     this.span.setAttribute('http.response.status_code', status);

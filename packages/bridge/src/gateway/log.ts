@@ -1,0 +1,32 @@
+/** Structured access logs: one entry per request, built from what the gateway knows, never from a header or a key. */
+
+/** One request, as the access log records it. */
+export interface AccessLogEntry {
+  /** ISO time the request arrived. */
+  time: string;
+  /** The request's id (its `x-request-id` when it sent a plain one, else a new UUID), also sent back in `x-request-id`. */
+  requestId: string;
+  method: string;
+  path: string;
+  /** The protocol the client spoke. */
+  protocol?: string;
+  model?: string;
+  /** The upstream's kind and host (`messages@api.anthropic.com`, `typed@127.0.0.1:9000`). */
+  upstream?: string;
+  status: number;
+  /** Until the answer was complete (for a stream: its last event), in milliseconds. */
+  durationMs: number;
+  stream?: boolean;
+  /** A resumable stream's id. */
+  streamId?: string;
+  /** A reconnection that resumed a stream. */
+  resumed?: boolean;
+  tokens?: { prompt: number; completion: number; total: number };
+  /** The error code of a failed answer. */
+  error?: string;
+}
+
+/** A logger that writes each entry as one JSON line (to stderr by default). */
+export function jsonLines(write: (line: string) => void = (line) => process.stderr.write(line)): (entry: AccessLogEntry) => void {
+  return (entry) => write(`${JSON.stringify(entry)}\n`);
+}
