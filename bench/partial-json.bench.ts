@@ -39,8 +39,12 @@ function readEnd(value: unknown): number {
 const ai4tsReadAll: Reader = (deltas) => {
   const parser = new PartialJsonParser();
   let value: unknown;
-  for (const delta of deltas) if (parser.push(delta)) readEnd((value = parser.value));
-  if (parser.end()) readEnd((value = parser.value));
+  const show = () => {
+    value = parser.value;
+    readEnd(value);
+  };
+  for (const delta of deltas) if (parser.push(delta)) show();
+  if (parser.end()) show();
   return value;
 };
 
