@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Daemon, readChunks, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -85,6 +85,8 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         '--routes FILE',
         '--resumable',
         '--access-log',
+        '--telemetry',
+        '--telemetry-content',
         '--port N',
         '--host H',
         '--auth-token T',
@@ -123,6 +125,43 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       const { code, stdout } = await finish(run([flag]));
       expect(code).toBe(0);
       expect(stdout).toBe(`${version}\n`);
+    }
+  });
+
+  it('--telemetry traces through the OTel setup the operator --imports, under the caller’s traceparent', async () => {
+    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const dir = mkdtempSync(join(tmpdir(), 'ai4ts-otel-'));
+    const spansFile = join(dir, 'spans.jsonl');
+    writeFileSync(spansFile, '');
+    try {
+      const setup = fileURLToPath(new URL('./fixtures/otel-setup.mjs', import.meta.url));
+      const child = run(['--upstream', daemon.url, '--dialect', 'typed', '--port', '0', '--telemetry'], {
+        NODE_OPTIONS: `--import=${setup}`,
+        SPANS_FILE: spansFile,
+        AI4TS_UPSTREAM_TOKEN: 'sk-daemon-secret',
+      });
+      const url = (await firstLine(child)).replace('listening on ', '');
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        body: JSON.stringify({ model: 'daemon', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(200);
+      const spans = await vi.waitFor(
+        () => {
+          const lines = readFileSync(spansFile, 'utf8').trim().split('\n').filter(Boolean);
+          expect(lines).toHaveLength(2);
+          return lines.map((line) => JSON.parse(line) as { name: string; traceId: string; spanId: string; parent?: string });
+        },
+        { timeout: 10_000 },
+      );
+      const [upstream, server] = spans;
+      expect([upstream?.name, server?.name]).toEqual(['chat daemon', 'POST /v1/chat/completions']);
+      expect(server).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', parent: 'b7ad6b7169203331' });
+      expect(upstream).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', parent: server?.spanId });
+      expect(readFileSync(spansFile, 'utf8')).not.toContain('sk-daemon-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -1,5 +1,5 @@
 /** OpenAI Chat Completions as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
-import { ChatStreamListener } from '@ai4ts/chat';
+import { CHAT_PROTOCOL, ChatStreamListener } from '@ai4ts/chat';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import { toOpenAICompletion, toOpenAISse } from '../writers.js';
@@ -241,5 +241,5 @@ export const chatFace: ProtocolFace = {
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,
   authHeaders: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
-  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), response, options),
+  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), CHAT_PROTOCOL, response, options),
 };

@@ -4,6 +4,7 @@
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
+import type { ResultSummary } from '@ai4ts/core';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
 
@@ -108,7 +109,16 @@ export interface ProtocolFace {
   /** Headers the upstream needs besides the JSON ones, for a key (`Authorization` or `x-api-key`). */
   authHeaders(key: string | undefined): Record<string, string>;
   /** Reads the upstream's answer into bridge events; a non-2xx Response becomes its typed ApiError. */
-  read(response: Response, options: { signal: AbortSignal; secrets: readonly string[] }): AsyncIterable<BridgeEvent>;
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+}
+
+/** Options of reading an upstream's answer. */
+export interface UpstreamReadOptions {
+  signal: AbortSignal;
+  /** Scrubbed from whatever the upstream echoes. */
+  secrets: readonly string[];
+  /** Receives the protocol's reading of the result once the answer completed, for the upstream call's span. */
+  summary?: ((summary: ResultSummary) => void) | undefined;
 }
 
 /** The effort a thinking budget stands for, and back: the gateway's rule, documented in docs/gateway.md. */

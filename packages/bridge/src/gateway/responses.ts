@@ -1,7 +1,7 @@
 /** OpenAI Responses as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { ResponseStreamListener } from '@ai4ts/responses';
+import { RESPONSES_PROTOCOL, ResponseStreamListener } from '@ai4ts/responses';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import type { CompletionBuilder } from '../completion.js';
@@ -375,5 +375,5 @@ export const responsesFace: ProtocolFace = {
   aggregate: toResponse,
   body,
   authHeaders: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
-  read: (response, options) => readWithListener(new ResponseStreamListener(), response, options),
+  read: (response, options) => readWithListener(new ResponseStreamListener(), RESPONSES_PROTOCOL, response, options),
 };

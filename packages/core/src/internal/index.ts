@@ -10,7 +10,7 @@ export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js
 export { runSteps } from '../tools/loop.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
-export { type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
+export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
