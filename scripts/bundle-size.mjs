@@ -2,7 +2,8 @@
  * Browser bundle budgets (CI, after `npm run build`). Each browser-safe package is bundled the way an app would,
  * `export * from '<package>'` (its whole public surface, its dependencies and peers included), by esbuild for the
  * browser platform, minified; the gzipped size must stay within its budget. A `node:` import anywhere in a
- * browser-safe package fails the bundle. `--json` prints the measurements as JSON.
+ * browser-safe package fails the bundle, and so does `@opentelemetry/api` in it (an optional peer, loaded at run
+ * time). `--json` prints the measurements as JSON.
  */
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -51,6 +52,13 @@ for (const [name, budget] of Object.entries(BUDGETS)) {
   const nodeImports = inputs.filter((path) => path.startsWith('node:'));
   if (nodeImports.length > 0) {
     console.error(`${name}: imports ${nodeImports.join(', ')}`);
+    failed = true;
+  }
+  // The optional peer is loaded at run time when telemetry is on; a bundle of an app that never uses it must not
+  // carry it (nor fail to build without it installed).
+  const optionalPeers = inputs.filter((path) => path.includes('node_modules/@opentelemetry/'));
+  if (optionalPeers.length > 0) {
+    console.error(`${name}: bundles the optional peer @opentelemetry/api (${optionalPeers[0]})`);
     failed = true;
   }
   const code = result.outputFiles[0].contents;

@@ -33,11 +33,18 @@ type OtelApi = typeof import('@opentelemetry/api');
 let otel: OtelApi | undefined;
 let loading: Promise<OtelApi> | undefined;
 
+/**
+ * The optional peer's name in a variable: bundlers (esbuild, Vite, webpack) leave a dynamic import of a non-literal
+ * alone, so an app that never switches telemetry on neither bundles `@opentelemetry/api` nor fails to build
+ * without it. Where bare names resolve at run time (Node, Deno, Bun, an import map) telemetry loads it as usual.
+ */
+const OTEL_API = '@opentelemetry/api';
+
 /** `@opentelemetry/api`, loaded once; a clear error when it is not installed. */
 export function loadOtel(): OtelApi | Promise<OtelApi> {
   if (otel) return otel;
-  loading ??= import('@opentelemetry/api').then(
-    (api) => {
+  loading ??= import(/* webpackIgnore: true */ /* @vite-ignore */ OTEL_API).then(
+    (api: OtelApi) => {
       otel = api;
       return api;
     },
