@@ -10,18 +10,19 @@ import { build } from 'esbuild';
 
 const KB = 1024;
 /**
- * Gzipped bytes, minified, for the browser. Issue 13 asked for chat <= 25 KB and ai4ts <= 50 KB; structured output
- * (the incremental JSON parser), telemetry and JSON Schema tools (@cfworker/json-schema, about 6 KB, in core's
- * public surface) landed since and put chat about 1 KB and ai4ts about 10 KB over, so the budgets sit about 10%
- * above today's sizes: a regression still fails. zod/mini (the request checks) is the largest single part of chat.
+ * Gzipped bytes, minified, for the browser. Issue 13 asked for sse <= 4 KB, chat <= 25 KB and ai4ts <= 50 KB.
+ * ai4ts meets it (49.6 KB) since @opentelemetry/api stays out of bundles and JSON Schema tools
+ * (@cfworker/json-schema) moved to the `json-schema` subpaths. chat is at 26.4 KB: zod (the request checks through
+ * zod/mini, and zod's core that every schema needs) is about a third of it, and the brief keeps zod at the
+ * boundaries; its budget sits about 5% above today's size, as do core's and the other protocols'.
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
-  '@ai4ts/core': 40 * KB,
+  '@ai4ts/core': 28 * KB,
   '@ai4ts/chat': 28 * KB,
   '@ai4ts/responses': 28 * KB,
   '@ai4ts/messages': 28 * KB,
-  ai4ts: 66 * KB,
+  ai4ts: 50 * KB,
 };
 
 const rows = [];
