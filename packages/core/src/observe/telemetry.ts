@@ -83,37 +83,29 @@ const instrumentsByMeter = new WeakMap<Meter, Instruments>();
 function instrumentsOf(meter: Meter): Instruments {
   let instruments = instrumentsByMeter.get(meter);
   if (!instruments) {
+    const seconds = (name: string, description: string, buckets = DURATION_BUCKETS) =>
+      meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: buckets } });
     instruments = {
       tokens: meter.createHistogram('gen_ai.client.token.usage', {
         unit: '{token}',
         description: 'Number of input and output tokens used',
         advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
       }),
-      duration: meter.createHistogram('gen_ai.client.operation.duration', {
-        unit: 's',
-        description: 'GenAI operation duration',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
-      firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
-        unit: 's',
-        description: 'Time to receive the first chunk of a streamed response',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
-      chunkGap: meter.createHistogram('gen_ai.client.operation.time_per_output_chunk', {
-        unit: 's',
-        description: 'Time per output chunk, recorded for each chunk received after the first one',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
-      tool: meter.createHistogram('gen_ai.execute_tool.duration', {
-        unit: 's',
-        description: 'The duration of a single tool execution',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
-      agent: meter.createHistogram('gen_ai.invoke_agent.duration', {
-        unit: 's',
-        description: 'The end-to-end duration of a single agent invocation',
-        advice: { explicitBucketBoundaries: AGENT_BUCKETS },
-      }),
+      duration: seconds('gen_ai.client.operation.duration', 'GenAI operation duration'),
+      firstChunk: seconds(
+        'gen_ai.client.operation.time_to_first_chunk',
+        'Time to receive the first chunk of a streamed response',
+      ),
+      chunkGap: seconds(
+        'gen_ai.client.operation.time_per_output_chunk',
+        'Time per output chunk, recorded for each chunk received after the first one',
+      ),
+      tool: seconds('gen_ai.execute_tool.duration', 'The duration of a single tool execution'),
+      agent: seconds(
+        'gen_ai.invoke_agent.duration',
+        'The end-to-end duration of a single agent invocation',
+        AGENT_BUCKETS,
+      ),
     };
     instrumentsByMeter.set(meter, instruments);
   }
