@@ -30,3 +30,4 @@ export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
+export { hasOutput, runOutputRequest, streamOutputRequest } from '../output/request.js';
