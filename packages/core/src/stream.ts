@@ -298,6 +298,7 @@ export class ListenerStream<
           const starting = call?.start();
           if (starting) await starting;
           const read = () => {
+            call?.transformEvents(listener);
             // Only a span or a middleware's observer watches each event: otherwise no event pays for it.
             const forward = call?.watchesEvents
               ? (event: StreamEvent) => {
