@@ -17,7 +17,7 @@ export class ChatService {
   }
 
   /**
-   * One non-streaming request: {@link toWireRequest}'s body without `stream` or `stream_options`. Returns the
+   * One non-streaming request: `toWireRequest`'s body without `stream` or `stream_options`. Returns the
    * provider's JSON completion as is. A server that answers `text/event-stream` anyway (some daemons always
    * stream) is read through a {@link ChatStreamListener} to the same completion `stream().final()` would give.
    *
