@@ -82,13 +82,17 @@ const SHAPES = {
     }
     return { title: 'Report', items };
   },
-  /** Sections of paragraphs, nested: no container wider than 16 entries. */
+  /** Sections of 8 subsections of 8 paragraphs (~10 KB each): nested, the same shape at every N (more sections). */
   tree: (bytes: number, random: () => number) => {
-    const node = (budget: number): unknown => {
-      if (budget < 400) return { text: words(random, Math.max(1, Math.round(budget / 7))), level: Math.round(random() * 3) };
-      return { heading: words(random, 4), children: Array.from({ length: 16 }, () => node(budget / 16)) };
-    };
-    return node(bytes);
+    const paragraph = () => ({ text: words(random, 20), level: Math.round(random() * 3) });
+    const part = () => ({ heading: words(random, 4), children: Array.from({ length: 8 }, paragraph) });
+    const sections: unknown[] = [];
+    for (let size = 0; size < bytes; ) {
+      const section = { heading: words(random, 4), children: Array.from({ length: 8 }, part) };
+      sections.push(section);
+      size += JSON.stringify(section).length;
+    }
+    return { title: words(random, 4), sections };
   },
   /** A long string field (an essay, a document) beside a few short ones. */
   prose: (bytes: number, random: () => number) => ({
@@ -166,7 +170,7 @@ export default async function run(): Promise<void> {
     });
   }
   note(
-    'ai4ts shows a partial when building it (the open containers\' entries, a unit per 16 characters of a string in progress) costs at most 32 units plus 8 per character read since the last one shown, and always the one that completes the value; so building and reading every partial shown stays linear (packages/core/src/output/partial-json.ts). The peers parse the whole text on every delta.',
+    'ai4ts shows a partial when building it (the open containers\' entries, a unit per 8 characters of a string in progress) costs at most 32 units plus 8 per character read since the last one shown, and always the one that completes the value; so building and reading every partial shown stays linear (packages/core/src/output/partial-json.ts). The peers parse the whole text on every delta.',
   );
 }
 

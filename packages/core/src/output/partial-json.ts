@@ -35,9 +35,9 @@ const SHOW_PER_CHAR = 8;
 const MEMBER_COST = 4;
 /**
  * Characters of the string in progress per cost unit. Building a partial does not copy the string (it is a rope),
- * but a reader of its characters does: a long string field is shown about every 1/128 of its length.
+ * but a reader of its characters does: a long string field is shown about every 1/64 of its length.
  */
-const CHARS_PER_UNIT = 16;
+const CHARS_PER_UNIT = 8;
 
 /** A container being parsed: its entries. Once closed, its built value takes its place in its parent. */
 class Container {
