@@ -125,7 +125,7 @@ export class ModelCall<Final> implements RequestWatch {
 
   /** One event of the streamed answer. */
   event(event: StreamEvent): void {
-    this.#span?.firstChunk();
+    this.#span?.chunk();
     if (this.#observers) for (const observe of this.#observers) observe(event);
   }
 
