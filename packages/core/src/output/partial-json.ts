@@ -163,6 +163,11 @@ export class PartialJsonParser {
   #hasRoot = false;
   /** The text of the token in progress: a string's characters, a number, a literal. */
   #token = '';
+  /**
+   * A string's characters read in the current delta, joined to `#token` once per delta: appending each escape to
+   * a long string on its own would grow V8's rope by a node per escape, which the GC then walks again and again.
+   */
+  #piece = '';
   #isKey = false;
   /** An escape in progress inside a string: `\`, `\u`, `\u12`, ... */
   #escape = '';
@@ -264,6 +269,7 @@ export class PartialJsonParser {
       if (isWhitespace(code)) continue;
       this.#readStructure(char);
     }
+    this.#joinPiece();
     if (this.#mode === Mode.String && !this.#isKey && this.#token !== this.#shown) this.#change();
     this.#sinceShown += length;
     return this.#pending && (this.complete || this.#cost() <= SHOW_SLACK + SHOW_PER_CHAR * this.#sinceShown) && this.#show();
@@ -342,7 +348,7 @@ export class PartialJsonParser {
       }
       j++;
     }
-    if (j > i) this.#token += delta.slice(i, j);
+    if (j > i) this.#piece += delta.slice(i, j);
     if (j === delta.length) return j;
     if (delta.charCodeAt(j) === 0x5c) {
       this.#escape = '\\';
@@ -365,7 +371,7 @@ export class PartialJsonParser {
           this.#fail(`Bad escape "\\${char}"`);
           return delta.length;
         }
-        this.#token += escaped;
+        this.#piece += escaped;
         this.#escape = '';
         return i;
       }
@@ -375,7 +381,7 @@ export class PartialJsonParser {
       }
       this.#escape += char;
       if (this.#escape.length === 6) {
-        this.#token += String.fromCharCode(Number.parseInt(this.#escape.slice(2), 16));
+        this.#piece += String.fromCharCode(Number.parseInt(this.#escape.slice(2), 16));
         this.#escape = '';
         return i;
       }
@@ -393,7 +399,14 @@ export class PartialJsonParser {
     }
   }
 
+  #joinPiece(): void {
+    if (this.#piece === '') return;
+    this.#token += this.#piece;
+    this.#piece = '';
+  }
+
   #endString(): void {
+    this.#joinPiece();
     if (this.#isKey) {
       this.#mode = Mode.Colon;
       this.#key = this.#token;
