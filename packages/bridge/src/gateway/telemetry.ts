@@ -175,7 +175,7 @@ export function traced(
         open = false;
         return next;
       }
-      span.firstChunk();
+      span.chunk();
       see(seen, next.value);
       return next;
     },

@@ -9,7 +9,8 @@ import type { StreamEvent } from '../events.js';
 import { redactHeaders } from '../internal/fail.js';
 import { type Cost, costOf, type Prices, priceOf } from './cost.js';
 import type { Log } from './logger.js';
-import { type ModelContext, type ModelMiddleware, runMiddleware } from './middleware.js';
+import type { EventEmitter } from 'eventemitter3';
+import { type EventTransform, type ModelContext, type ModelMiddleware, runMiddleware, transformEmits } from './middleware.js';
 import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
 
 /** What the SDK knows of the HTTP response behind a result or a stream. */
@@ -82,6 +83,8 @@ export class ModelCall<Final> implements RequestWatch {
   readonly #context: CallContext;
   /** The middleware's event observers; undefined when none registered one. */
   #observers: ((event: StreamEvent) => void)[] | undefined;
+  /** The middleware's event transforms, innermost first; undefined when none registered one. */
+  #transforms: EventTransform[] | undefined;
   readonly #started = performance.now();
   #span: ModelSpan | undefined;
   #response: ResponseInfo | undefined;
@@ -111,9 +114,18 @@ export class ModelCall<Final> implements RequestWatch {
     return this.#span !== undefined || this.#observers !== undefined;
   }
 
+  /**
+   * Makes the stream's listener emit its events through the middleware's transforms (see
+   * {@link ModelContext.transformEvents}); nothing when no middleware registered one. Call once, after the chain
+   * reached the request.
+   */
+  transformEvents<Events extends EventEmitter.ValidEventTypes>(listener: EventEmitter<Events>): void {
+    if (this.#transforms) transformEmits(listener, this.#transforms);
+  }
+
   /** One event of the streamed answer. */
   event(event: StreamEvent): void {
-    this.#span?.firstChunk();
+    this.#span?.chunk();
     if (this.#observers) for (const observe of this.#observers) observe(event);
   }
 
@@ -155,6 +167,11 @@ export class ModelCall<Final> implements RequestWatch {
       onEvent: (observe) => {
         this.#observers ??= [];
         this.#observers.push(observe);
+      },
+      // Outer middleware register first: the inner ones' transforms see the wire's events before them.
+      transformEvents: (transform) => {
+        this.#transforms ??= [];
+        this.#transforms.unshift(transform);
       },
     };
     const result = await runMiddleware(middleware, ctx, () => {

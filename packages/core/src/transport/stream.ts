@@ -173,7 +173,12 @@ class Watch {
 
   wait<T>(read: Promise<T>, phase: 'first_token' | 'idle', timeout: number | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#signal?.aborted) return reject(abortError(this.#signal));
+      if (this.#signal?.aborted) {
+        // The read is abandoned, but it may still fail: Node 24's fetch errors the body with the abort's reason,
+        // which would otherwise be an unhandled rejection.
+        read.catch(() => undefined);
+        return reject(abortError(this.#signal));
+      }
       this.#reject = reject;
       const timer =
         timeout === undefined
