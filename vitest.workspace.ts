@@ -11,6 +11,7 @@ const src = (dir: string, entry = 'index') =>
 export const alias = {
   // Before '@ai4ts/core': an alias matches by prefix.
   '@ai4ts/core/internal': src('core', 'internal/index'),
+  '@ai4ts/core/json-schema': src('core', 'json-schema'),
   '@ai4ts/sse': src('sse'),
   '@ai4ts/core': src('core'),
   '@ai4ts/chat': src('chat'),
@@ -20,6 +21,7 @@ export const alias = {
   '@ai4ts/bridge/redis': src('bridge', 'redis'),
   '@ai4ts/bridge': src('bridge'),
   '@ai4ts/testing': src('testing'),
+  'ai4ts/json-schema': src('ai4ts', 'json-schema'),
   ai4ts: src('ai4ts'),
 };
 

@@ -2,25 +2,28 @@
  * Browser bundle budgets (CI, after `npm run build`). Each browser-safe package is bundled the way an app would,
  * `export * from '<package>'` (its whole public surface, its dependencies and peers included), by esbuild for the
  * browser platform, minified; the gzipped size must stay within its budget. A `node:` import anywhere in a
- * browser-safe package fails the bundle. `--json` prints the measurements as JSON.
+ * browser-safe package fails the bundle, and so does `@opentelemetry/api` in it (an optional peer, loaded at run
+ * time). `--json` prints the measurements as JSON.
  */
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const KB = 1024;
 /**
- * Gzipped bytes, minified, for the browser. Issue 13 asked for chat <= 25 KB and ai4ts <= 50 KB; structured output
- * (the incremental JSON parser), telemetry and JSON Schema tools (@cfworker/json-schema, about 6 KB, in core's
- * public surface) landed since and put chat about 1 KB and ai4ts about 10 KB over, so the budgets sit about 10%
- * above today's sizes: a regression still fails. zod/mini (the request checks) is the largest single part of chat.
+ * Gzipped bytes, minified, for the browser. Issue 13 asked for sse <= 4 KB, chat <= 25 KB and ai4ts <= 50 KB.
+ * @opentelemetry/api now stays out of bundles and JSON Schema tools (@cfworker/json-schema) moved to the
+ * `json-schema` subpaths: ai4ts went from 62.7 to 49.6 KB, then 50.1 KB with the next feature (issue 17's), so its
+ * budget is 52 KB, not the issue's 50. chat is at 26.6 KB: zod (the request checks through zod/mini, and zod's core
+ * that every schema needs) is about a third of it, and the brief keeps zod at the boundaries. The other budgets sit
+ * about 5% above today's sizes.
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
-  '@ai4ts/core': 40 * KB,
+  '@ai4ts/core': 28 * KB,
   '@ai4ts/chat': 28 * KB,
   '@ai4ts/responses': 28 * KB,
   '@ai4ts/messages': 28 * KB,
-  ai4ts: 66 * KB,
+  ai4ts: 52 * KB,
 };
 
 const rows = [];
@@ -51,6 +54,13 @@ for (const [name, budget] of Object.entries(BUDGETS)) {
   const nodeImports = inputs.filter((path) => path.startsWith('node:'));
   if (nodeImports.length > 0) {
     console.error(`${name}: imports ${nodeImports.join(', ')}`);
+    failed = true;
+  }
+  // The optional peer is loaded at run time when telemetry is on; a bundle of an app that never uses it must not
+  // carry it (nor fail to build without it installed).
+  const optionalPeers = inputs.filter((path) => path.includes('node_modules/@opentelemetry/'));
+  if (optionalPeers.length > 0) {
+    console.error(`${name}: bundles the optional peer @opentelemetry/api (${optionalPeers[0]})`);
     failed = true;
   }
   const code = result.outputFiles[0].contents;

@@ -1,6 +1,7 @@
 /**
  * Extracts every ```ts block of README.md, docs/*.md and each package README into test-artifacts/snippets/, one module each, so `npm run typecheck`
- * compiles them against the packages' sources: a snippet that no longer matches the API fails CI.
+ * compiles them against the packages' sources: a snippet that no longer matches the API fails CI. It also fails when
+ * an example under examples/ is referenced from neither README.md nor docs/.
  *
  * A snippet that needs context it does not show (a tool defined in an earlier block, a client) declares it in a
  * hidden prelude: an HTML comment right before the fence, `<!-- prelude` ... `-->`, whose lines are prepended.
@@ -43,6 +44,11 @@ for (const source of sources) {
   // A prelude that is not right before a ```ts fence would be silently ignored: say so instead.
   const declared = text.match(/<!-- prelude\n/g)?.length ?? 0;
   if (declared !== preludes) problems.push(`${source}: ${declared - preludes} prelude(s) not right before a \`\`\`ts fence`);
+}
+// Every example is referenced from README.md or a page of docs/, so that a reader can find it.
+const prose = ['README.md', ...docs.map((f) => `docs/${f}`)].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
+for (const example of readdirSync(join(root, 'examples'))) {
+  if (!prose.includes(`examples/${example}`)) problems.push(`examples/${example} is referenced from neither README.md nor docs/`);
 }
 if (problems.length > 0) {
   console.error(problems.join('\n'));

@@ -1,6 +1,7 @@
 /**
  * The web-chat example: a scripted typed-event daemon, the OpenAI-compatible proxy in front of it, and a page that
  * streams answers in the browser with @ai4ts/sse (fetch + reader, a POST with a body, which EventSource cannot do).
+ * The page asks for resumable streams: reload it mid-answer and it reads the rest from the proxy's store.
  *
  *   npx tsc -b packages/sse                 # the page loads @ai4ts/sse's built ESM from packages/sse/dist
  *   npx tsx examples/web-chat/server.ts     # then open the printed URL

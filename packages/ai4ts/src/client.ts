@@ -77,8 +77,9 @@ export type ModelResult = ChatCompletion | ResponseObject | Message;
 
 /**
  * A middleware around each model request of every protocol ({@link Ai4ts.use}): change `ctx.request` (or replace
- * it) before `next()`, observe the streamed events with `ctx.onEvent`, change the result `next()` gives, or answer
- * without calling `next()`. Return a result of `ctx.protocol`'s kind; `next()` may be called once.
+ * it) before `next()`, observe or rewrite the streamed events with `ctx.onEvent` / `ctx.transformEvents`, change the
+ * result `next()` gives, or answer without calling `next()`. Return a result of `ctx.protocol`'s kind; `next()` may be
+ * called once.
  */
 export type Middleware = (ctx: MiddlewareContext, next: () => Promise<ModelResult>) => Promise<ModelResult>;
 

@@ -1,10 +1,21 @@
 /**
  * `client.use(middleware)` around each model request of every protocol, against @ai4ts/testing over real HTTP:
- * order, a changed request on the wire, observed events, short-circuits (a cache, a mock inside a loop, a
- * guardrail) and the errors of a middleware that misbehaves.
+ * order, a changed request on the wire, observed and rewritten events, short-circuits (a cache, a mock inside a
+ * loop, a guardrail) and the errors of a middleware that misbehaves.
  */
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
-import { Ai4ts, Ai4tsError, defineTool, isChatCompletion, type Middleware, type ModelResult } from 'ai4ts';
+import {
+  Ai4ts,
+  Ai4tsError,
+  defineTool,
+  isChatCompletion,
+  isMessage,
+  type Middleware,
+  type ModelResult,
+  type StreamEvent,
+  type ContentEvent,
+  isKnownBlock,
+} from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 
@@ -164,5 +175,163 @@ describe('short-circuits and errors', () => {
     await expect(twice.chat.create({ model: 'mock-model', messages: [user] })).rejects.toThrow(
       'A middleware called next() twice',
     );
+  });
+});
+
+/** The filter of docs/observability.md: words masked in the streamed events and in the result alike. */
+const SECRET = /\b(?:password|hunter2)\b/g;
+const redact = (text: string) => text.replace(SECRET, '***');
+const SPOKEN = 'The password is hunter2, so keep the password to yourself.';
+const MASKED = 'The *** is ***, so keep the *** to yourself.';
+
+function redactResult(result: ModelResult): ModelResult {
+  if (isChatCompletion(result))
+    return {
+      ...result,
+      choices: result.choices.map((choice) => ({
+        ...choice,
+        message: { ...choice.message, content: choice.message.content && redact(choice.message.content) },
+      })),
+    };
+  if (isMessage(result))
+    return {
+      ...result,
+      content: result.content.map((block) => (isKnownBlock(block) && block.type === 'text' ? { ...block, text: redact(block.text) } : block)),
+    };
+  const output = result.output.map((item) =>
+    item.type === 'message'
+      ? { ...item, content: item.content.map((part) => (part.type === 'output_text' ? { ...part, text: redact(part.text) } : part)) }
+      : item,
+  );
+  return { ...result, output, output_text: redact(result.output_text) };
+}
+
+const wordFilter: Middleware = async (ctx, next) => {
+  // A word may be cut between two deltas: the text after the last space waits for the next delta (or the finish).
+  let held = '';
+  let shown = '';
+  const release = (text: string, choice: number): StreamEvent => {
+    const delta = redact(text);
+    shown += delta;
+    return { type: 'content', delta, snapshot: shown, choice };
+  };
+  ctx.transformEvents((event) => {
+    if (event.type === 'content') {
+      const text = held + event.delta;
+      const end = text.search(/\S*$/);
+      held = text.slice(end);
+      return end === 0 ? [] : [release(text.slice(0, end), event.choice)];
+    }
+    if (event.type === 'finish' && held !== '') {
+      const rest = held;
+      held = '';
+      return [release(rest, event.choice), event];
+    }
+    return event;
+  });
+  return redactResult(await next());
+};
+
+function textOf(result: ModelResult): string | null {
+  if (isChatCompletion(result)) return result.choices[0]?.message.content ?? null;
+  if (isMessage(result)) return result.content.flatMap((block) => (isKnownBlock(block) && block.type === 'text' ? [block.text] : [])).join('');
+  return result.output_text;
+}
+
+const streams = {
+  chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user] }),
+  responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user] }),
+  messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [user] }),
+};
+
+const lookup = defineTool({ name: 'lookup', parameters: z.object({ key: z.string() }), execute: ({ key }) => `value of ${key}` });
+const loops = {
+  chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user], tools: [lookup] }),
+  responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user], tools: [lookup] }),
+  messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [user], tools: [lookup] }),
+};
+
+/** `on('content')` of any protocol's stream handle. */
+function onContent(stream: { on(event: 'content', handler: (event: ContentEvent) => void): unknown }, see: (delta: string) => void) {
+  stream.on('content', (event) => see(event.delta));
+}
+
+describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming the events of a %s stream', (protocol) => {
+  it('a content filter masks the text in every event and in the result: what was yielded and the result agree', async () => {
+    const client = await start([{ content: SPOKEN }]);
+    client.use(wordFilter);
+    const stream = streams[protocol](client);
+    const handled: string[] = [];
+    onContent(stream, (delta) => handled.push(delta));
+    const deltas: string[] = [];
+    for await (const event of stream) {
+      if (event.type !== 'content') continue;
+      deltas.push(event.delta);
+      expect(event.snapshot).toBe(deltas.join(''));
+    }
+    expect(deltas.join('')).toBe(MASKED);
+    expect(handled).toEqual(deltas);
+    expect(textOf(await stream.final())).toBe(MASKED);
+  });
+
+  it('in a streamed tool loop, each step’s events are rewritten and the loop’s text is the rewritten result’s', async () => {
+    const client = await start([{ toolCalls: [{ name: 'lookup', arguments: { key: 'a' } }] }, { content: SPOKEN }]);
+    client.use(wordFilter);
+    const stream = loops[protocol](client);
+    let text = '';
+    for await (const event of stream) if (event.type === 'content') text += event.delta;
+    const result = await stream.final();
+    expect(text).toBe(MASKED);
+    expect(result.text).toBe(MASKED);
+    expect(result.steps).toHaveLength(2);
+  });
+
+  it('transforms apply innermost first, may drop events, and observers see what is yielded', async () => {
+    const client = await start([{ reasoning: 'Thinking.', content: 'aaa' }]);
+    const observed: string[] = [];
+    let dropped = 0;
+    client
+      .use(async (ctx, next) => {
+        ctx.onEvent((event) => observed.push(event.type));
+        ctx.transformEvents((event) => (event.type === 'content' ? { ...event, delta: event.delta.replaceAll('b', 'c') } : event));
+        return next();
+      })
+      .use(async (ctx, next) => {
+        ctx.transformEvents((event) => {
+          if (event.type === 'reasoning') dropped++;
+          return event.type === 'reasoning' ? [] : event.type === 'content' ? { ...event, delta: event.delta.replaceAll('a', 'b') } : event;
+        });
+        return next();
+      });
+    const stream = streams[protocol](client);
+    const yielded: string[] = [];
+    let text = '';
+    for await (const event of stream) {
+      yielded.push(event.type);
+      if (event.type === 'content') text += event.delta;
+    }
+    expect(text).toBe('ccc');
+    expect(dropped).toBeGreaterThan(0);
+    expect(yielded).not.toContain('reasoning');
+    expect(yielded).toContain('finish');
+    expect(observed).toEqual(yielded);
+  });
+
+  it('with no transform registered the listener keeps its own emit: its events pay nothing', async () => {
+    const client = await start([{ content: 'Hi.' }, { content: 'Hi.' }]);
+    client.use(async (ctx, next) => {
+      ctx.onEvent(() => undefined);
+      return next();
+    });
+    const observed = streams[protocol](client);
+    await observed.final();
+    expect(Object.hasOwn(observed.listener, 'emit')).toBe(false);
+    client.use(async (ctx, next) => {
+      ctx.transformEvents((event) => event);
+      return next();
+    });
+    const transformed = streams[protocol](client);
+    await transformed.final();
+    expect(Object.hasOwn(transformed.listener, 'emit')).toBe(true);
   });
 });

@@ -105,6 +105,11 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
   it.each([false, true])('stream: %s', async (stream) => {
     const otel = telemetry();
     const client = await start(loopScript, { telemetry: { tracer: otel.tracer, meter: otel.meter } });
+    let events = 0;
+    client.use(async (ctx, next) => {
+      ctx.onEvent(() => events++);
+      return next();
+    });
     const result = await run(client, stream);
     // In the order they ended: the first request, its two tools, the answer, the loop.
     const spans = otel.exporter.getFinishedSpans();
@@ -202,6 +207,16 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
     expect(sums).toEqual({ input: 60, output: 22 });
     const firstChunks = await histogram(otel.reader, 'gen_ai.client.operation.time_to_first_chunk');
     expect(firstChunks[0]?.value.count).toBe(2);
+    // One time per chunk after the first of each request: as many as the events both requests streamed, less two.
+    const gaps = await histogram(otel.reader, 'gen_ai.client.operation.time_per_output_chunk');
+    expect(gaps.map((point) => point.attributes)).toEqual([durations[0]?.attributes]);
+    expect(gaps[0]?.value.count).toBe(events - 2);
+    // The two tool runs and the loop, as the conventions' agent and tool metrics.
+    const toolRuns = await histogram(otel.reader, 'gen_ai.execute_tool.duration');
+    expect(toolRuns.map((point) => [point.attributes, point.value.count])).toEqual([[{ 'gen_ai.tool.name': 'get_weather' }, 2]]);
+    const agents = await histogram(otel.reader, 'gen_ai.invoke_agent.duration');
+    expect(agents.map((point) => [point.attributes, point.value.count])).toEqual([[{ 'gen_ai.request.model': 'mock-model' }, 1]]);
+    expect(agents[0]?.value.sum).toBeGreaterThan(0);
   });
 });
 
@@ -305,6 +320,10 @@ describe('telemetry of single requests', () => {
       expect(span.attributes['gen_ai.tool.call.arguments']).toMatch(/^\{"city":/);
       expect(span.attributes['gen_ai.tool.call.result']).toContain('station offline');
     }
+    const runs = await histogram(otel.reader, 'gen_ai.execute_tool.duration');
+    expect(runs.map((point) => [point.attributes, point.value.count])).toEqual([
+      [{ 'gen_ai.tool.name': 'get_weather', 'error.type': 'ToolError' }, 2],
+    ]);
   });
 
   it('the parent option puts the spans under a given context (what a server passes for an inbound request)', async () => {

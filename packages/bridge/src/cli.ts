@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PROVIDERS, type ProviderName } from '@ai4ts/core';
+import { loadOtel } from '@ai4ts/core/internal';
 import { jsonLines } from './gateway/log.js';
 import { RedisStreamStore } from './gateway/redis-store.js';
 import { MemoryStreamStore } from './gateway/store.js';
-import { readRoutes } from './gateway/routes-file.js';
+import { readRoutes, routesFormatOf } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
 
 function isProviderName(name: string): name is ProviderName {
@@ -19,7 +20,7 @@ function isProviderName(name: string): name is ProviderName {
 const USAGE = `Usage: ai4ts-proxy (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
                     | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
-                   [--access-log] [--shutdown-timeout MS]
+                   [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
@@ -39,11 +40,14 @@ Options:
                          the protocol the provider at --upstream speaks
   --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
   --upstream-model M     the model name sent to a provider (default: the client's)
-  --routes FILE          a JSON routing file: model pattern -> upstream (docs/gateway.md)
+  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)
   --access-log           one JSON line per request on stderr (never a key)
+  --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
+                         OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
+  --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
   --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
   --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
@@ -92,6 +96,8 @@ function parse() {
         routes: { type: 'string' },
         resumable: { type: 'boolean' },
         'access-log': { type: 'boolean' },
+        telemetry: { type: 'boolean' },
+        'telemetry-content': { type: 'boolean' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
         redis: { type: 'string' },
@@ -207,6 +213,10 @@ const serverTimeouts = {
   keepAliveMs: count('keep-alive-timeout', 0),
 };
 
+if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
+// Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
+if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => fail(error.message));
+
 /** The routing file's routes; its keys come from the environment variables it names. */
 function routes(path: string | undefined) {
   if (path === undefined) return undefined;
@@ -218,7 +228,7 @@ function routes(path: string | undefined) {
     fail(`--routes: cannot read ${path} (${code})`);
   }
   try {
-    return readRoutes(text, process.env);
+    return readRoutes(text, process.env, routesFormatOf(path));
   } catch (error) {
     fail(`--routes: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -239,6 +249,7 @@ const proxy = await listenOpenAIProxy({
       ? new MemoryStreamStore(storeOptions)
       : new RedisStreamStore({ redis: values.redis, ...storeOptions }),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
+  ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
   port,
   host: values.host,
   auth,

@@ -58,6 +58,7 @@ export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyR
 export type { GatewayProtocol } from './gateway/neutral.js';
 export type { RouteSpec, UpstreamSpec } from './gateway/upstreams.js';
 export { type AccessLogEntry, jsonLines } from './gateway/log.js';
+export type { GatewayTelemetryOptions } from './gateway/telemetry.js';
 export {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Daemon, readChunks, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -85,6 +85,8 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         '--routes FILE',
         '--resumable',
         '--access-log',
+        '--telemetry',
+        '--telemetry-content',
         '--port N',
         '--host H',
         '--auth-token T',
@@ -123,6 +125,43 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       const { code, stdout } = await finish(run([flag]));
       expect(code).toBe(0);
       expect(stdout).toBe(`${version}\n`);
+    }
+  });
+
+  it('--telemetry traces through the OTel setup the operator --imports, under the caller’s traceparent', async () => {
+    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const dir = mkdtempSync(join(tmpdir(), 'ai4ts-otel-'));
+    const spansFile = join(dir, 'spans.jsonl');
+    writeFileSync(spansFile, '');
+    try {
+      const setup = fileURLToPath(new URL('./fixtures/otel-setup.mjs', import.meta.url));
+      const child = run(['--upstream', daemon.url, '--dialect', 'typed', '--port', '0', '--telemetry'], {
+        NODE_OPTIONS: `--import=${setup}`,
+        SPANS_FILE: spansFile,
+        AI4TS_UPSTREAM_TOKEN: 'sk-daemon-secret',
+      });
+      const url = (await firstLine(child)).replace('listening on ', '');
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        body: JSON.stringify({ model: 'daemon', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(200);
+      const spans = await vi.waitFor(
+        () => {
+          const lines = readFileSync(spansFile, 'utf8').trim().split('\n').filter(Boolean);
+          expect(lines).toHaveLength(2);
+          return lines.map((line) => JSON.parse(line) as { name: string; traceId: string; spanId: string; parent?: string });
+        },
+        { timeout: 10_000 },
+      );
+      const [upstream, server] = spans;
+      expect([upstream?.name, server?.name]).toEqual(['chat daemon', 'POST /v1/chat/completions']);
+      expect(server).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', parent: 'b7ad6b7169203331' });
+      expect(upstream).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', parent: server?.spanId });
+      expect(readFileSync(spansFile, 'utf8')).not.toContain('sk-daemon-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -212,6 +251,28 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     expect(stalled.status).toBe(504);
     expect(await stalled.json()).toMatchObject({ error: { code: 'upstream_timeout_first_event' } });
     rmSync(dir, { recursive: true });
+  });
+
+  it('reads a YAML routing file (by its extension), and names the line of a bad field', async () => {
+    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const dir = mkdtempSync(join(tmpdir(), 'ai4ts-routes-'));
+    try {
+      const good = join(dir, 'routes.yaml');
+      writeFileSync(good, `# every model to the daemon\nroutes:\n  - model: "*"\n    upstream: ${daemon.url}\n    dialect: typed\n`);
+      const child = run(['--routes', good, '--port', '0'], { AI4TS_PROXY_TOKEN: 'cli-key' });
+      const url = (await firstLine(child)).slice('listening on '.length);
+      const { done, text } = readChunks(await (await ask(url, 'cli-key')).text());
+      expect(done).toBe(true);
+      expect(text).toBe('It is 18C in Paris.');
+
+      const bad = join(dir, 'routes.yml');
+      writeFileSync(bad, 'routes:\n  - model: x\n    upstream: http://127.0.0.1:9/x\n    dialect: sse\n');
+      const { code, stderr } = await finish(run(['--routes', bad]));
+      expect(code).toBe(2);
+      expect(stderr).toContain('--routes: the routing file: routes.0.dialect (line 4, column 14): Invalid option');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits with status 2 for a token given twice, an unreadable token file or a bad count', async () => {

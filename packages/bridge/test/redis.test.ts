@@ -9,9 +9,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { RedisStreamStore } from '@ai4ts/bridge/redis';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatText, readFlaky, seeded } from './resume-helpers.js';
+import { chatText, readFlaky } from './resume-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ANSWER = 'Résumé of the fox: quick, brown, 用户 🦊, then a nap under the "lazy" dog.\n'.repeat(4);
@@ -92,7 +92,7 @@ afterAll(async () => {
 
 describe('two gateway processes sharing Redis', () => {
   it('a client cut at random points, reconnecting to the other instance each time, gets the answer byte for byte', async () => {
-    const random = seeded(16);
+    const random = seededRandom(16);
     const bases = gateways.map((gateway) => gateway.url);
     for (let run = 0; run < 10; run++) {
       const read = await readFlaky({

@@ -5,9 +5,9 @@
  */
 import { type ListeningProxy, listenOpenAIProxy, MemoryStreamStore } from '@ai4ts/bridge';
 import { parseSse } from '@ai4ts/sse';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatText, readFlaky, seeded } from './resume-helpers.js';
+import { chatText, readFlaky } from './resume-helpers.js';
 
 const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps; résumé 用户 🦊. '.repeat(3);
 const open: Array<{ close(): Promise<void> }> = [];
@@ -56,7 +56,7 @@ describe('resumable streams, in memory', () => {
     'a client cut at random points resumes (%s): the answer whole, no gap, no duplicate, over many runs',
     async (via) => {
       const { gateway } = await setup();
-      const random = seeded(via === 'streams' ? 7 : 11);
+      const random = seededRandom(via === 'streams' ? 7 : 11);
       for (let run = 0; run < 8; run++) {
         const read = await readFlaky({
           bases: [gateway.url],

@@ -1,18 +1,6 @@
 /** Reading a resumable gateway stream the way a flaky client does: disconnecting at random and reconnecting. */
 import { parseSse } from '@ai4ts/sse';
 
-/** A seeded generator in [0, 1) (mulberry32), so that a failing run replays. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** What the client read over all its connections. */
 export interface ReadStream {
   streamId: string;

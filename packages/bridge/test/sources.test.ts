@@ -193,7 +193,7 @@ describe.each([
       ),
       { numRuns: 150 },
     );
-  });
+  }, 120_000); // 150 runs of up to 12 events in every source form: seconds alone, far more on a loaded machine
 
   it('an aborted signal fails every form with an AbortError and an empty partial', async () => {
     const controller = new AbortController();

@@ -83,4 +83,44 @@ describe.skipIf(!hasChromium)('examples/web-chat in Chromium', { timeout: 60_000
     await page.screenshot({ path: `${ROOT}/test-artifacts/web-chat.png`, fullPage: true });
     expect(existsSync(`${ROOT}/test-artifacts/web-chat.png`)).toBe(true);
   });
+
+  it('a reload mid-stream resumes the answer from the proxy: no gap, no duplicate, asked once', async () => {
+    if (!browser) throw new Error('setup failed');
+    // Slower tokens: the reload has seconds to land inside the answer, even on a loaded machine.
+    const slow = await startWebChat({ tokenDelayMs: 200 });
+    try {
+      const page = await browser.newPage();
+      const failures: string[] = [];
+      page.on('pageerror', (error) => failures.push(error.message));
+      const requests: string[] = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname.startsWith('/v1/')) requests.push(`${request.method()} ${url.pathname} ${request.headers()['last-event-id'] ?? ''}`);
+      });
+      await page.goto(slow.url);
+      await page.fill('#question', 'Will it snow in Oslo?');
+      await page.click('#send');
+      // Reload once the answer has begun and before it ends.
+      await page.waitForFunction(() => (document.querySelector('.exchange:last-child .answer')?.textContent ?? '').length > 12);
+      const before = (await page.textContent('.exchange:last-child .answer')) ?? '';
+      expect(await page.textContent('.exchange:last-child .status')).toBe('streaming');
+      await page.reload();
+
+      await page.waitForSelector('.exchange:last-child .status:text-is("done")');
+      const expected = 'You asked: "Will it snow in Oslo?". This answer streams token by token through the proxy.';
+      expect(before.length).toBeLessThan(expected.length);
+      expect(await page.textContent('.exchange:last-child .question')).toBe('Will it snow in Oslo?');
+      expect(await page.textContent('.exchange:last-child .answer')).toBe(expected);
+      expect(await page.textContent('.exchange:last-child .reasoning')).toBe('Reading the question. Composing a reply.');
+      expect(await page.getAttribute('.exchange:last-child .status', 'data-tokens')).toBe(String(21 + expected.length));
+      expect(await page.textContent('.exchange:last-child .error')).toBe('');
+      // One question asked; after the reload, the rest read from the stream after the last event the page had.
+      expect(requests[0]).toMatch(/^POST \/v1\/chat\/completions $/);
+      expect(requests.slice(1)).toEqual([expect.stringMatching(/^GET \/v1\/streams\/[0-9a-f-]{36} [0-9a-f-]{36}:\d+$/)]);
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(failures).toEqual([]);
+    } finally {
+      await slow.close();
+    }
+  });
 });

@@ -23,5 +23,5 @@ export {
 } from './loop.js';
 export { CHAT_COMPLETIONS_PATH, type ChatRequestOptions } from './request.js';
 export { ChatService } from './service.js';
-export { ChatStream, isChatCompletion, streamChatCompletion } from './stream.js';
+export { CHAT_PROTOCOL, ChatStream, isChatCompletion, streamChatCompletion } from './stream.js';
 export * from './types.js';

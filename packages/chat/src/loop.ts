@@ -2,23 +2,19 @@
  * The tool loop over Chat Completions: the chat {@link ToolLoopAdapter} for core's engine, and the two ways to run
  * it. Each step is one streamed request (`ChatStream`); the assistant turn goes back exactly as streamed.
  */
-import type * as z from 'zod';
-import {
-  type LoopFields,
-  type ModelTurn,
-  type OutputLoopStream,
-  runToolLoop,
-  streamToolLoop,
-  type Tool,
-  type ToolLoopAdapter,
-  type ToolLoopEvent,
-  type ToolLoopResult,
-  type ToolLoopStream,
-  type ToolResult,
-  type Transport,
-  type WithoutTools,
+import type {
+  LoopFields,
+  ModelTurn,
+  Tool,
+  ToolLoopAdapter,
+  ToolLoopEvent,
+  ToolLoopResult,
+  ToolLoopStream,
+  ToolResult,
+  Transport,
+  WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, loopOptionsOf } from '@ai4ts/core/internal';
+import { forwardStep, toolLoopEntryPoints } from '@ai4ts/core/internal';
 import { streamWireBody } from './stream.js';
 import { type ChatRequestOptions, toWireRequest } from './request.js';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool } from './types.js';
@@ -92,59 +88,22 @@ export function chatToolLoopAdapter(
   };
 }
 
+const entryPoints = toolLoopEntryPoints(chatToolLoopAdapter);
+
 /**
  * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its
- * `defineTool` tools, `maxSteps`, `passThroughToolCalls`, `concurrency` and hooks (never sent to the API).
- * `options` apply to every step's request, and `options.signal` aborts the loop.
+ * `defineTool` tools, `maxSteps`, `passThroughToolCalls`, `concurrency`, hooks and structured `output` (never sent
+ * to the API; with `output`, the result's `object` has the schema's type). `options` apply to every step's
+ * request, and `options.signal` aborts the loop.
  *
  * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
  * the failed step's partial completion); an AbortError when `options.signal` aborts.
  */
-export function runChatToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: ChatLoopRequest & { output: S },
-  options?: ChatRequestOptions,
-): Promise<ChatToolLoopResult<z.output<S>>>;
-export function runChatToolLoop(
-  transport: Transport,
-  request: ChatLoopRequest,
-  options?: ChatRequestOptions,
-): Promise<ChatToolLoopResult>;
-export function runChatToolLoop(
-  transport: Transport,
-  request: ChatLoopRequest,
-  options: ChatRequestOptions = {},
-): Promise<ChatToolLoopResult> {
-  return runToolLoop(
-    chatToolLoopAdapter(transport, options),
-    request,
-    loopOptionsOf<ChatLoopRequest, ChatCompletion>(request, options.signal),
-  );
-}
+export const runChatToolLoop = entryPoints.run;
 
 /**
  * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for the
  * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
  * rejects like {@link runChatToolLoop}.
  */
-export function streamChatToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: ChatLoopRequest & { output: S },
-  options?: ChatRequestOptions,
-): OutputLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage, z.output<S>>;
-export function streamChatToolLoop(
-  transport: Transport,
-  request: ChatLoopRequest,
-  options?: ChatRequestOptions,
-): ChatToolLoopStream;
-export function streamChatToolLoop(
-  transport: Transport,
-  request: ChatLoopRequest,
-  options: ChatRequestOptions = {},
-): ChatToolLoopStream {
-  return streamToolLoop(
-    chatToolLoopAdapter(transport, options),
-    request,
-    loopOptionsOf<ChatLoopRequest, ChatCompletion>(request, options.signal),
-  );
-}
+export const streamChatToolLoop = entryPoints.stream;

@@ -45,7 +45,7 @@ export const CHAT_PROTOCOL: ModelProtocol<ChatCompletion> = {
 
 /**
  * Sends one streaming request and returns its {@link ChatStream}, already running. The body is
- * {@link toWireRequest}'s plus `stream: true` and, unless the caller set `stream_options` or the provider's preset
+ * `toWireRequest`'s plus `stream: true` and, unless the caller set `stream_options` or the provider's preset
  * says it does not accept them, `stream_options: { include_usage: true }`. A server that ignores `stream: true` and
  * answers one JSON completion is read through the same listener.
  *
@@ -60,7 +60,7 @@ export function streamChatCompletion(
   return streamWireBody(transport, toWireRequest(request, transport.provider.quirks), callOptionsOf(request, options));
 }
 
-/** {@link streamChatCompletion} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */
+/** {@link streamChatCompletion} for a body already built by `toWireRequest` (the tool loop's). Not public. */
 export function streamWireBody(
   transport: Transport,
   wire: Record<string, unknown>,

@@ -130,6 +130,36 @@ describe('chat structured output', () => {
     expect(servings).toBe(2);
   });
 
+  it('a large answer: changes merge into fewer object events, and the last still equals the answer', async () => {
+    const answer = { title: 'Many', servings: 4, steps: Array.from({ length: 600 }, (_, i) => ({ text: `step ${i}`, minutes: i })) };
+    const transport = await start([{ object: answer }]);
+    const stream = streamChatToolLoop(transport, { model: 'mock-model', messages: [question], output: Recipe });
+    const objects: unknown[] = [];
+    let contents = 0;
+    for await (const event of stream) {
+      if (event.type === 'object') objects.push(event.object);
+      if (event.type === 'content') contents++;
+    }
+    expect(objects.length).toBeLessThan(contents / 2);
+    expect(objects.at(-1)).toEqual(answer);
+    expect((await stream.final()).object).toEqual(answer);
+  });
+
+  it('a cut-off answer: the turn end shows what arrived since the last object event', async () => {
+    const steps = Array.from({ length: 600 }, (_, i) => ({ text: `step ${i}`, minutes: i }));
+    const text = JSON.stringify({ title: 'Cut', servings: 1, steps });
+    const transport = await start([{ content: text.slice(0, -40), finishReason: 'length' }]);
+    const stream = streamChatToolLoop(transport, { model: 'mock-model', messages: [question], output: Recipe });
+    let last: unknown;
+    const read = async () => {
+      for await (const event of stream) if (event.type === 'object') last = event.object;
+    };
+    const error = await rejection(read(), OutputValidationError);
+    expect(error.issues[0]?.code).toBe('truncated');
+    // The text ends in `{"text":"step 598","minutes":`: everything before it, and that step's text.
+    expect(last).toEqual({ title: 'Cut', servings: 1, steps: [...steps.slice(0, 598), { text: 'step 598' }] });
+  });
+
   it('reports a refusal as a refusal, not as a parse error', async () => {
     const transport = await start([{ refusal: "I can't help with that." }]);
     const error = await rejection(

@@ -57,7 +57,7 @@ export interface ReadOptions {
  * events are released as soon as the listener completes. Every failure rejects with the listener's typed error,
  * `partial` attached. The one reading loop of every protocol, its service and its collector.
  *
- * Events that can be read a chunk at a time (see {@link SseBatches}: every stream ai4ts decodes) are pushed
+ * Events that can be read a chunk at a time (see `SseBatches`: every stream ai4ts decodes) are pushed
  * synchronously, one `await` per chunk rather than one per event.
  */
 export async function readInto<Final>(

@@ -274,7 +274,7 @@ export class ListenerStream<
    * @param listener Receives every event; attach handlers to it or to the handle.
    * @param open Sends the request (again for each retry).
    * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
-   * @param retry How often and when to retry ({@link Transport.streamRetry}); none when absent.
+   * @param retry How often and when to retry (`Transport.streamRetry`); none when absent.
    */
   readonly #call: ModelCall<Final> | undefined;
 
@@ -282,8 +282,8 @@ export class ListenerStream<
    * @param listener Receives every event; attach handlers to it or to the handle.
    * @param open Sends the request (again for each retry).
    * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
-   * @param retry How often and when to retry ({@link Transport.streamRetry}); none when absent.
-   * @param call The model call this stream is ({@link Transport.call}): its span, outcome log, request id, cost.
+   * @param retry How often and when to retry (`Transport.streamRetry`); none when absent.
+   * @param call The model call this stream is (`Transport.call`): its span, outcome log, request id, cost.
    */
   constructor(
     listener: Listener,
@@ -298,6 +298,7 @@ export class ListenerStream<
           const starting = call?.start();
           if (starting) await starting;
           const read = () => {
+            call?.transformEvents(listener);
             // Only a span or a middleware's observer watches each event: otherwise no event pays for it.
             const forward = call?.watchesEvents
               ? (event: StreamEvent) => {
@@ -378,7 +379,7 @@ async function attempts<Final>(
 /**
  * In-stream error codes (or types) worth sending the request again for: the provider was busy or failed, as
  * Anthropic's `overloaded_error` / `api_error` / `rate_limit_error`, OpenAI's `server_error` /
- * `rate_limit_exceeded`, and HTTP-like numeric codes that {@link isRetryableStatus} accepts (vLLM's `"503"`).
+ * `rate_limit_exceeded`, and HTTP-like numeric codes that `isRetryableStatus` accepts (vLLM's `"503"`).
  */
 export const RETRYABLE_STREAM_ERROR_CODES: ReadonlySet<string> = new Set([
   'overloaded_error',

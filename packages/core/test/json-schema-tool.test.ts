@@ -1,5 +1,4 @@
 import {
-  defineJsonSchemaTool,
   executeToolCalls,
   isTool,
   type JsonSchema,
@@ -7,6 +6,7 @@ import {
   toChatTool,
   ToolContent,
 } from '@ai4ts/core';
+import { defineJsonSchemaTool } from '@ai4ts/core/json-schema';
 import { describe, expect, it } from 'vitest';
 
 const place: JsonSchema = {

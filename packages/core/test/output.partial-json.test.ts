@@ -140,6 +140,86 @@ describe('PartialJsonParser', () => {
     expect(parser.value).toEqual({ list: [{ n: 'abc' }, { n: 'd' }] });
   });
 
+  it('with large containers in tiny deltas (where changes merge): partials are monotone and the last equals JSON.parse', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue({ maxDepth: 1 }), { minLength: 60, maxLength: 160 }),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 20 }),
+        (items, sizes) => {
+          const text = JSON.stringify({ items });
+          const pieces: string[] = [];
+          for (let at = 0, i = 0; at < text.length; i++) {
+            const size = sizes[i % sizes.length] as number;
+            pieces.push(text.slice(at, at + size));
+            at += size;
+          }
+          const expected: unknown = JSON.parse(text);
+          const { values } = partials(pieces);
+          for (let i = 1; i < values.length; i++) expect(within(values[i - 1], values[i])).toBe(true);
+          for (const partial of values) expect(within(partial, expected)).toBe(true);
+          expect(values.at(-1)).toEqual(expected);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  }, 30_000);
+
+  describe('the schedule of partials shown', () => {
+    /** Each shown partial's open list, as `{ items: [...] }`, pushed in `size`-character deltas. */
+    function shownLists(text: string, size: number): { lists: unknown[][]; deltas: number } {
+      const parser = new PartialJsonParser();
+      const lists: unknown[][] = [];
+      const show = (shown: boolean) => {
+        const items = shown ? (parser.value as { items?: unknown[] } | undefined)?.items : undefined;
+        if (items) lists.push(items);
+      };
+      let deltas = 0;
+      for (let at = 0; at < text.length; at += size, deltas++) show(parser.push(text.slice(at, at + size)));
+      show(parser.end());
+      return { lists, deltas };
+    }
+
+    it('bounds what building every shown partial copies by the text read: a growing list', () => {
+      const items = Array.from({ length: 20_000 }, (_, i) => i);
+      const text = JSON.stringify({ items });
+      const { lists, deltas } = shownLists(text, 1);
+      const copied = lists.reduce((sum, list) => sum + list.length, 0);
+      // 32 units a partial and 8 a character (see partial-json.ts); showing every change would copy ~2e8 entries.
+      expect(copied).toBeLessThanOrEqual(32 * deltas + 8 * text.length);
+      expect(lists.at(-1)).toEqual(items);
+      // While the list is small, every change is shown: each length from 0 to 20 in turn.
+      expect(lists.slice(0, 21).map((list) => list.length)).toEqual(Array.from({ length: 21 }, (_, i) => i));
+    });
+
+    it('bounds the characters of a long string in progress over every shown partial', () => {
+      const body = 'lorem ipsum dolor sit amet, '.repeat(8_000);
+      const text = JSON.stringify({ body });
+      const parser = new PartialJsonParser();
+      const lengths: number[] = [];
+      let deltas = 0;
+      for (let at = 0; at < text.length; at += 10, deltas++) {
+        if (parser.push(text.slice(at, at + 10))) lengths.push((parser.value as { body?: string }).body?.length ?? 0);
+      }
+      const read = lengths.reduce((sum, length) => sum + length, 0);
+      // A string costs a unit per 8 characters: at most 8 x (32 a partial + 8 a character) characters to read.
+      expect(read).toBeLessThanOrEqual(8 * (32 * deltas + 8 * text.length));
+      expect(lengths.at(-1)).toBe(body.length);
+      // Shown all along (about every 1/64 of the string so far), not only at the end.
+      expect(lengths.length).toBeGreaterThan(128);
+    });
+
+    it('end() shows the change held back, even when the text is cut', () => {
+      const parser = new PartialJsonParser();
+      parser.push(`[${Array.from({ length: 500 }, (_, i) => i).join(',')}`);
+      const held = parser.push(',500,');
+      expect(held).toBe(false);
+      expect(parser.end()).toBe(true);
+      expect(parser.error).toContain('Unexpected end');
+      expect((parser.value as unknown[]).length).toBe(501);
+      expect(parser.end()).toBe(false);
+    });
+  });
+
   it('deep nesting', () => {
     const depth = 5000;
     const text = '['.repeat(depth) + ']'.repeat(depth);

@@ -204,9 +204,10 @@ describe('stream timeouts', () => {
 
   it('timeout: no response headers in time -> TimeoutError(headers), not retried, socket closed', async () => {
     server = await serve(() => undefined);
-    const error = await transport({ timeout: 40 }).stream('/x', { body: {} }).catch((e: unknown) => e);
+    // Long enough for the request to reach the server on a loaded 2-core CI box (40 ms once did not).
+    const error = await transport({ timeout: 500 }).stream('/x', { body: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(error).toMatchObject({ phase: 'headers', timeoutMs: 40 });
+    expect(error).toMatchObject({ phase: 'headers', timeoutMs: 500 });
     await server.closed(1);
     expect(server.requests).toBe(1);
     expectNoSecret(error, KEY);

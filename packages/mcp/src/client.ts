@@ -6,11 +6,11 @@
 import {
   Ai4tsError,
   ConnectionError,
-  defineJsonSchemaTool,
   type Tool,
   type ToolContext,
   type ToolSource,
 } from '@ai4ts/core';
+import { defineJsonSchemaTool } from '@ai4ts/core/json-schema';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {

@@ -76,7 +76,7 @@ export function toChatUsage(usage: MessageUsage): Usage {
 /**
  * A Messages result as a chat completion: text blocks become `content`, thinking blocks `reasoning_content`,
  * client tool_use blocks `tool_calls` (arguments as JSON text; the raw text when the input was invalid),
- * the stop reason `finish_reason` ({@link toFinishReason}) and usage the chat shape ({@link toChatUsage}).
+ * the stop reason `finish_reason` (`toFinishReason`) and usage the chat shape (`toChatUsage`).
  * Server tool blocks and other blocks have no chat equivalent and are left out.
  */
 export function toChatCompletion(message: Message): ChatCompletionView {

@@ -18,6 +18,6 @@ export {
 } from './loop.js';
 export { MESSAGES_PATH, type MessageRequestOptions } from './request.js';
 export { MessagesService } from './service.js';
-export { MessageStream, isMessage, streamMessage } from './stream.js';
+export { MESSAGES_PROTOCOL, MessageStream, isMessage, streamMessage } from './stream.js';
 export { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 export * from './types.js';

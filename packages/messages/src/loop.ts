@@ -4,24 +4,20 @@
  * turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
  * and the results go back as one user message of tool_result blocks.
  */
-import type * as z from 'zod';
-import {
-  type LoopFields,
-  type ModelTurn,
-  type NormalizedEvent,
-  type RetryEvent,
-  type OutputLoopStream,
-  runToolLoop,
-  streamToolLoop,
-  type Tool,
-  type ToolLoopAdapter,
-  type ToolLoopEvent,
-  type ToolLoopResult,
-  type ToolLoopStream,
-  type Transport,
-  type WithoutTools,
+import type {
+  LoopFields,
+  ModelTurn,
+  NormalizedEvent,
+  RetryEvent,
+  Tool,
+  ToolLoopAdapter,
+  ToolLoopEvent,
+  ToolLoopResult,
+  ToolLoopStream,
+  Transport,
+  WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, loopOptionsOf, outputOf } from '@ai4ts/core/internal';
+import { forwardStep, toolLoopEntryPoints, outputOf } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { streamWireBody } from './stream.js';
 import { type MessageRequestOptions, outputMode, toWireRequest } from './request.js';
@@ -131,52 +127,22 @@ function answerAsContent(
   };
 }
 
+const entryPoints = toolLoopEntryPoints(messagesToolLoopAdapter);
+
 /**
  * Runs the tool loop over Anthropic Messages to the end. Its settings come from the request (`tools`, `maxSteps`,
- * `passThroughToolCalls`, `concurrency`, the hooks); `options` are the per-request options of every step, and
- * `options.signal` aborts the loop. A tool_use whose input is not valid JSON never runs: the model gets an
- * `is_error` tool_result.
+ * `passThroughToolCalls`, `concurrency`, the hooks, `output`, whose schema types the result's `object`); `options`
+ * are the per-request options of every step, and `options.signal` aborts the loop. A tool_use whose input is not
+ * valid JSON never runs: the model gets an `is_error` tool_result.
  *
  * @throws (rejects with) Ai4tsError for an invalid request (at the first step), RangeError for a bad `maxSteps`,
  * and every step's typed error; its `partial` is a `ToolLoopPartial` (the finished steps, the transcript, and the
  * failed step's partial message).
  */
-export function runMessagesToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: MessageLoopRequest & { output: S },
-  options?: MessageRequestOptions,
-): Promise<MessagesToolLoopResult<z.output<S>>>;
-export function runMessagesToolLoop(
-  transport: Transport,
-  request: MessageLoopRequest,
-  options?: MessageRequestOptions,
-): Promise<MessagesToolLoopResult>;
-export function runMessagesToolLoop(
-  transport: Transport,
-  request: MessageLoopRequest,
-  options: MessageRequestOptions = {},
-): Promise<MessagesToolLoopResult> {
-  return runToolLoop(messagesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
-}
+export const runMessagesToolLoop = entryPoints.run;
 
 /**
  * Starts the tool loop over Anthropic Messages as one event stream over all steps, each event tagged with its
  * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
  */
-export function streamMessagesToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: MessageLoopRequest & { output: S },
-  options?: MessageRequestOptions,
-): OutputLoopStream<MessageLoopRequest, Message, MessageParam, z.output<S>>;
-export function streamMessagesToolLoop(
-  transport: Transport,
-  request: MessageLoopRequest,
-  options?: MessageRequestOptions,
-): MessagesToolLoopStream;
-export function streamMessagesToolLoop(
-  transport: Transport,
-  request: MessageLoopRequest,
-  options: MessageRequestOptions = {},
-): MessagesToolLoopStream {
-  return streamToolLoop(messagesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
-}
+export const streamMessagesToolLoop = entryPoints.stream;

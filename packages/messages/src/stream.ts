@@ -39,7 +39,7 @@ export class MessageStream extends ListenerStream<MessageStreamListener, Message
 
 /**
  * Sends one streaming request and returns its {@link MessageStream}, already running. The body is
- * {@link toWireRequest}'s plus `stream: true`.
+ * `toWireRequest`'s plus `stream: true`.
  *
  * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()` (see
  *   {@link MessageStream}); an HTTP error is the Transport's typed ApiError, without a `partial`.
@@ -52,7 +52,7 @@ export function streamMessage(
   return streamWireBody(transport, toWireRequest(request), callOptionsOf(request, options));
 }
 
-/** {@link streamMessage} for a body already built by {@link toWireRequest} (the tool loop's). Not public. */
+/** {@link streamMessage} for a body already built by `toWireRequest` (the tool loop's). Not public. */
 export function streamWireBody(
   transport: Transport,
   wire: Record<string, unknown>,

@@ -23,5 +23,5 @@ export {
 export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
 export { RESPONSES_PATH, type ResponseRequestOptions } from './request.js';
 export { ResponsesService, type ResumeOptions } from './service.js';
-export { ResponseStream, isResponseObject, streamResponse } from './stream.js';
+export { RESPONSES_PROTOCOL, ResponseStream, isResponseObject, streamResponse } from './stream.js';
 export type * from './types.js';

@@ -4,22 +4,18 @@
  * `function_call_output` items; with `store: false` it resends the whole input (output items, reasoning included,
  * exactly as received).
  */
-import type * as z from 'zod';
-import {
-  type LoopFields,
-  type OutputLoopStream,
-  runToolLoop,
-  streamToolLoop,
-  type Tool,
-  type ToolLoopAdapter,
-  type ToolLoopEvent,
-  type ToolLoopResult,
-  type ToolLoopStream,
-  type ToolResult,
-  type Transport,
-  type WithoutTools,
+import type {
+  LoopFields,
+  Tool,
+  ToolLoopAdapter,
+  ToolLoopEvent,
+  ToolLoopResult,
+  ToolLoopStream,
+  ToolResult,
+  Transport,
+  WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, loopOptionsOf, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
+import { forwardStep, toolLoopEntryPoints, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { type ResponseRequestOptions, toWireRequest } from './request.js';
 import { streamWireBody } from './stream.js';
@@ -125,50 +121,21 @@ function outputOf(result: ToolResult): string | ResponseInputContent[] {
   );
 }
 
+const entryPoints = toolLoopEntryPoints(responsesToolLoopAdapter);
+
 /**
  * Runs the tool loop over the Responses API and resolves to its result. Its settings come from the request (the
- * `defineTool` tools in `tools`, the loop fields); `options` apply to every step and `options.signal` aborts the
- * loop. Rejects with a typed error whose `partial` is a `ToolLoopPartial` (AbortError on abort).
+ * `defineTool` tools in `tools`, the loop fields; with `output`, the result's `object` has the schema's type);
+ * `options` apply to every step and `options.signal` aborts the loop. Rejects with a typed error whose `partial`
+ * is a `ToolLoopPartial` (AbortError on abort).
  */
-export function runResponsesToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: ResponseLoopRequest & { output: S },
-  options?: ResponseRequestOptions,
-): Promise<ResponsesToolLoopResult<z.output<S>>>;
-export function runResponsesToolLoop(
-  transport: Transport,
-  request: ResponseLoopRequest,
-  options?: ResponseRequestOptions,
-): Promise<ResponsesToolLoopResult>;
-export function runResponsesToolLoop(
-  transport: Transport,
-  request: ResponseLoopRequest,
-  options: ResponseRequestOptions = {},
-): Promise<ResponsesToolLoopResult> {
-  return runToolLoop(responsesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
-}
+export const runResponsesToolLoop = entryPoints.run;
 
 /**
  * Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its
  * step; settings and options as for {@link runResponsesToolLoop}.
  */
-export function streamResponsesToolLoop<S extends z.ZodType>(
-  transport: Transport,
-  request: ResponseLoopRequest & { output: S },
-  options?: ResponseRequestOptions,
-): OutputLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem, z.output<S>>;
-export function streamResponsesToolLoop(
-  transport: Transport,
-  request: ResponseLoopRequest,
-  options?: ResponseRequestOptions,
-): ResponsesToolLoopStream;
-export function streamResponsesToolLoop(
-  transport: Transport,
-  request: ResponseLoopRequest,
-  options: ResponseRequestOptions = {},
-): ResponsesToolLoopStream {
-  return streamToolLoop(responsesToolLoopAdapter(transport, options), request, loopOptionsOf(request, options.signal));
-}
+export const streamResponsesToolLoop = entryPoints.stream;
 
 /** The request's input as items: a string input is one user message. */
 function toItems(input: ResponseCreateRequest['input']): ResponseInputItem[] {

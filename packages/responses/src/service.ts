@@ -1,11 +1,18 @@
 /** `client.responses`: create, stream, retrieve, delete and resume OpenAI Responses over a shared Transport. */
-import { ProtocolError, type Transport } from '@ai4ts/core';
-import { callOptionsOf, isRecord, sendCreate } from '@ai4ts/core/internal';
+import type * as z from 'zod';
+import { type OutputLoopStream, ProtocolError, type Transport } from '@ai4ts/core';
+import { callOptionsOf, hasOutput, isRecord, runOutputRequest, sendCreate, streamOutputRequest } from '@ai4ts/core/internal';
 import { ResponseStreamListener } from './listener.js';
 import { isOutputItem, outputTextOf } from './merge.js';
 import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
+import {
+  type ResponseLoopRequest,
+  type ResponsesToolLoopResult,
+  type ResponsesToolLoopStream,
+  responsesToolLoopAdapter,
+} from './loop.js';
 import { RESPONSES_PROTOCOL, ResponseStream, streamResponse } from './stream.js';
-import type { ResponseCreateRequest, ResponseObject, ResponseSnapshot } from './types.js';
+import type { ResponseCreateRequest, ResponseInputItem, ResponseObject, ResponseSnapshot } from './types.js';
 
 /** Options of {@link ResponsesService.resume}. */
 export interface ResumeOptions {
@@ -38,8 +45,21 @@ export class ResponsesService {
    * `stream: true`, or a gateway that always streams) is read to the final response transparently. Rejects with an
    * `Ai4tsError` for an invalid request, the typed `ApiError` for an HTTP error or a 200 `{ error }` body, a
    * `ProtocolError` for a body that is not a response object; a streamed answer fails as `collectResponse` does.
+   *
+   * With `output` (a zod object schema), the request asks for JSON of that schema and resolves to the loop's
+   * result for one step: `object` is the validated answer, `completion` the response (see
+   * docs/structured-output.md; no tool runs and there is no `repair`, which need the tool loop).
    */
-  async create(request: ResponseCreateRequest, options: ResponseRequestOptions = {}): Promise<ResponseObject> {
+  create<S extends z.ZodType>(
+    request: ResponseCreateRequest & { output: S },
+    options?: ResponseRequestOptions,
+  ): Promise<ResponsesToolLoopResult<z.output<S>>>;
+  create(request: ResponseCreateRequest, options?: ResponseRequestOptions): Promise<ResponseObject>;
+  async create(
+    request: ResponseCreateRequest & { output?: z.ZodType },
+    options: ResponseRequestOptions = {},
+  ): Promise<ResponseObject | ResponsesToolLoopResult> {
+    if (hasOutput(request)) return runOutputRequest(responsesToolLoopAdapter(this.#transport, options), request, options.signal);
     const body = toWireRequest(request);
     return sendCreate(this.#transport, RESPONSES_PROTOCOL, RESPONSES_PATH, body, callOptionsOf(request, options), {
       listener: () => new ResponseStreamListener(),
@@ -50,9 +70,19 @@ export class ResponsesService {
   /**
    * Starts a streamed response now and returns its handle: iterate it (or listen to it) for the normalized
    * events, listen to `event` for the raw ones, or just await `.final()`. Throws an `Ai4tsError` synchronously
-   * for an invalid request.
+   * for an invalid request. With `output`: the loop's stream for one step, with `object` events and a typed
+   * `object` in `final()`.
    */
-  stream(request: ResponseCreateRequest, options: ResponseRequestOptions = {}): ResponseStream {
+  stream<S extends z.ZodType>(
+    request: ResponseCreateRequest & { output: S },
+    options?: ResponseRequestOptions,
+  ): OutputLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem, z.output<S>>;
+  stream(request: ResponseCreateRequest, options?: ResponseRequestOptions): ResponseStream;
+  stream(
+    request: ResponseCreateRequest & { output?: z.ZodType },
+    options: ResponseRequestOptions = {},
+  ): ResponseStream | ResponsesToolLoopStream {
+    if (hasOutput(request)) return streamOutputRequest(responsesToolLoopAdapter(this.#transport, options), request, options.signal);
     return streamResponse(this.#transport, request, options);
   }
 

@@ -49,7 +49,7 @@ export function streamResponse(
   return streamWireBody(transport, toWireRequest(request), callOptionsOf(request, options));
 }
 
-/** {@link streamResponse} of a body already built by {@link toWireRequest} (the tool loop's steps). Not public. */
+/** {@link streamResponse} of a body already built by `toWireRequest` (the tool loop's steps). Not public. */
 export function streamWireBody(
   transport: Transport,
   wire: Record<string, unknown>,

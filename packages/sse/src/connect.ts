@@ -14,6 +14,11 @@ export interface SseRetryOptions {
    * last failure is thrown. Default Infinity, as EventSource.
    */
   maxAttempts?: number;
+  /**
+   * Whether a body that ends normally is connected again (default true, as EventSource). False for a server whose
+   * clean close is the stream's end: then only a network error reconnects.
+   */
+  reconnectOnClose?: boolean;
 }
 
 /** A fetch `RequestInit` plus the reader's own options. */
@@ -28,13 +33,14 @@ export interface ConnectSseInit extends RequestInit {
 /** Statuses worth another try; any other non-2xx is final. */
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
+/** How one connection ended: `failure` undefined is a clean close. */
 type Outcome = { received: boolean; failure: unknown } | 'stop';
 
 /**
  * An EventSource-like reader over fetch: any method, headers and (replayable) body.
  *
- * After a network error or a close it connects again, sending `Last-Event-ID`, and waits the reconnection time
- * (the server's `retry:` or `retry.delay`). Connections in a row that bring no event back off exponentially with
+ * After a network error or a close (unless `retry.reconnectOnClose` is false) it connects again, sending
+ * `Last-Event-ID`, and waits the reconnection time (the server's `retry:` or `retry.delay`). Connections in a row that bring no event back off exponentially with
  * jitter, up to `retry.maxDelay`. It never yields an event whose id it has yielded before.
  *
  * It ends when the server answers 204, when the consumer stops, or when the signal aborts (rejecting with
@@ -47,13 +53,13 @@ export function connectSse(input: string | URL | Request, init: ConnectSseInit =
 
 async function* reconnecting(input: string | URL | Request, init: ConnectSseInit): AsyncGenerator<SseEvent, void> {
   const { retry = {}, fetch: fetchImpl = globalThis.fetch, signal, ...requestInit } = init;
-  const { delay = 1000, maxDelay = 30_000, maxAttempts = Number.POSITIVE_INFINITY } = retry;
+  const { delay = 1000, maxDelay = 30_000, maxAttempts = Number.POSITIVE_INFINITY, reconnectOnClose = true } = retry;
   const request = new Request(input, requestInit);
   const decoder = new SseDecoder();
   const yielded = new Set<string>();
   for (let failures = 0; ; ) {
     const outcome = yield* connectOnce(fetchImpl, request, decoder, yielded, signal);
-    if (outcome === 'stop') return;
+    if (outcome === 'stop' || (!reconnectOnClose && outcome.failure === undefined)) return;
     failures = outcome.received ? 0 : failures + 1;
     if (failures > 0 && failures >= maxAttempts) throw finalError(outcome.failure, failures);
     await sleep(backoff(decoder.retry ?? delay, failures, maxDelay), signal);

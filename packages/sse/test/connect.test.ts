@@ -83,6 +83,21 @@ describe('connectSse', () => {
     expect(seen.map((s) => s.lastEventId)).toEqual([undefined, '1', '2']);
   });
 
+  it('with reconnectOnClose false, a clean close ends it and only a broken body reconnects', async () => {
+    const { url, seen } = await scripted([
+      (res) => {
+        res.writeHead(200, SSE_HEADERS);
+        res.write('retry: 5\nid: 1\ndata: a\n\nid: 2\ndata: bro');
+        setTimeout(() => res.socket?.destroy(), 20);
+      },
+      stream('id: 2\ndata: b\n\n'),
+      stream('id: 3\ndata: never read\n\n'),
+    ]);
+    const events = await collect(connectSse(url, { retry: { ...NEVER, reconnectOnClose: false } }));
+    expect(events.map((e) => e.data)).toEqual(['a', 'b']);
+    expect(seen.map((s) => s.lastEventId)).toEqual([undefined, '1']);
+  });
+
   it('stops sending Last-Event-ID after the server resets the id with an empty one', async () => {
     const { url, seen } = await scripted([stream('retry: 1\nid: 1\ndata: a\n\n'), stream('id\ndata: b\n\n')]);
     const events = await collect(connectSse(url, { retry: NEVER }));

@@ -6,6 +6,7 @@
  */
 export { agentQuestion, agentScript } from './agent.js';
 export type { ChatMessage, ChatRequestBody } from './chat.js';
+export { seededRandom } from './fragment.js';
 export type { MessagesContentBlock, MessagesInputMessage, MessagesRequestBody } from './messages.js';
 export type { ResponsesInputItem, ResponsesRequestBody } from './responses.js';
 export {

@@ -1,11 +1,12 @@
 /** OpenAI Chat Completions as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
-import { ChatStreamListener } from '@ai4ts/chat';
+import { CHAT_PROTOCOL, ChatStreamListener } from '@ai4ts/chat';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import { toOpenAICompletion, toOpenAISse } from '../writers.js';
 import { badRequest, parseBody } from './errors.js';
 import {
   assistantTurn,
+  bearerAuth,
   type GatewayRequest,
   numberOf,
   type Part,
@@ -240,6 +241,6 @@ export const chatFace: ProtocolFace = {
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,
-  authHeaders: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
-  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), response, options),
+  authHeaders: bearerAuth,
+  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), CHAT_PROTOCOL, response, options),
 };

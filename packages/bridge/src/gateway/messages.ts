@@ -1,7 +1,7 @@
 /** Anthropic Messages as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { MessageStreamListener } from '@ai4ts/messages';
+import { MESSAGES_PROTOCOL, MessageStreamListener } from '@ai4ts/messages';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import type { BridgeEvent } from '../events.js';
@@ -10,6 +10,7 @@ import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from '.
 import { badRequest, parseBody } from './errors.js';
 import {
   EFFORT_BUDGETS,
+  newId,
   type GatewayErrorObject,
   type GatewayRequest,
   numberOf,
@@ -316,7 +317,7 @@ function shell(id: string, model: string) {
 /** Bridge events to Messages SSE: `message_start`, blocks one after another, `message_delta`, `message_stop`. */
 async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
-  const start = event('message_start', { message: { ...shell(newId(), options.model), usage: usageOf(undefined) } });
+  const start = event('message_start', { message: { ...shell(newId('msg'), options.model), usage: usageOf(undefined) } });
   let began = false;
   try {
     for await (const ops of blockSteps(events, options, answer)) {
@@ -342,15 +343,11 @@ async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: Write
 async function toMessage(events: AsyncIterable<BridgeEvent>, options: WriteOptions) {
   const { state, blocks } = await foldBlocks(events, options);
   return {
-    ...shell(newId(), options.model),
+    ...shell(newId('msg'), options.model),
     content: blocks.blocks.map(contentBlock),
     stop_reason: stopReason(state.finalReason),
     usage: usageOf(state.usage),
   };
-}
-
-function newId(): string {
-  return `msg_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 /** Anthropic Messages, in and out. */
@@ -367,7 +364,7 @@ export const messagesFace: ProtocolFace = {
     ...(key === undefined ? {} : { 'x-api-key': key }),
   }),
   read: (response, options) =>
-    readWithListener(new MessageStreamListener(), response, {
+    readWithListener(new MessageStreamListener(), MESSAGES_PROTOCOL, response, {
       ...options,
       // The thinking signature is not a normalized event: read it off the wire.
       peek: (sse) => {

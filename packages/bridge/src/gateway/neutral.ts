@@ -4,8 +4,10 @@
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
+import type { ResultSummary } from '@ai4ts/core';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
+import type { OpenAIErrorObject } from '../writers.js';
 
 /** The three wire protocols the gateway speaks, in and out. */
 export type GatewayProtocol = 'chat' | 'responses' | 'messages';
@@ -83,12 +85,7 @@ export interface WriteOptions {
 }
 
 /** An error object in the shape the proxy has always used: OpenAI's. Each protocol renders it its own way. */
-export interface GatewayErrorObject {
-  message: string;
-  type: string;
-  param: string | null;
-  code: string | null;
-}
+export type GatewayErrorObject = OpenAIErrorObject;
 
 /** Everything the gateway knows of one protocol: how to read its requests, write its answers and errors, and call it. */
 export interface ProtocolFace {
@@ -108,7 +105,16 @@ export interface ProtocolFace {
   /** Headers the upstream needs besides the JSON ones, for a key (`Authorization` or `x-api-key`). */
   authHeaders(key: string | undefined): Record<string, string>;
   /** Reads the upstream's answer into bridge events; a non-2xx Response becomes its typed ApiError. */
-  read(response: Response, options: { signal: AbortSignal; secrets: readonly string[] }): AsyncIterable<BridgeEvent>;
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+}
+
+/** Options of reading an upstream's answer. */
+export interface UpstreamReadOptions {
+  signal: AbortSignal;
+  /** Scrubbed from whatever the upstream echoes. */
+  secrets: readonly string[];
+  /** Receives the protocol's reading of the result once the answer completed, for the upstream call's span. */
+  summary?: ((summary: ResultSummary) => void) | undefined;
 }
 
 /** The effort a thinking budget stands for, and back: the gateway's rule, documented in docs/gateway.md. */
@@ -144,4 +150,14 @@ export function assistantTurn(turns: Turn[]): Extract<Turn, { role: 'assistant' 
 /** Names the fields of `raw` that are not in `known`, as `dropped` entries. */
 export function unknownFields(raw: Record<string, unknown>, known: ReadonlySet<string>): string[] {
   return Object.keys(raw).filter((key) => !known.has(key) && raw[key] !== undefined && raw[key] !== null);
+}
+
+/** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */
+export function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+/** The OpenAI protocols' auth header for an upstream key. */
+export function bearerAuth(key: string | undefined): Record<string, string> {
+  return key === undefined ? {} : { authorization: `Bearer ${key}` };
 }

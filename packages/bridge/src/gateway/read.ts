@@ -3,29 +3,29 @@
  * normalized events, which are handed on as bridge events the moment each SSE event is folded (nothing is buffered).
  */
 import { type StreamEvent, type StreamEventSource, type StreamListener, STREAM_EVENT_NAMES } from '@ai4ts/core';
-import { readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
+import { type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
+import type { UpstreamReadOptions } from './neutral.js';
 
 /** Options of {@link readWithListener}. */
-export interface ListenOptions {
-  signal: AbortSignal;
-  /** Scrubbed from whatever the upstream echoes. */
-  secrets: readonly string[];
+export interface ListenOptions extends UpstreamReadOptions {
   /** Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature). */
   peek?: (event: SseEvent) => BridgeEvent | undefined;
 }
 
 /**
- * The listener's normalized events for one upstream response, as they happen. A non-2xx response throws its typed
- * ApiError (body scrubbed); an in-stream error, a cut or bad data throws the listener's typed error.
+ * The listener's normalized events for one upstream response, as they happen, then the protocol's summary of the
+ * result to `options.summary`. A non-2xx response throws its typed ApiError (body scrubbed); an in-stream error, a
+ * cut or bad data throws the listener's typed error.
  */
 export async function* readWithListener<Final>(
   listener: StreamListener<Final> & StreamEventSource,
+  protocol: ModelProtocol<Final>,
   response: Response,
   options: ListenOptions,
 ): AsyncGenerator<BridgeEvent> {
-  const { signal, secrets, peek } = options;
+  const { signal, secrets, peek, summary } = options;
   if (!response.ok)
     throw listener.fail(await readErrorResponse(response, { signal, secrets }));
   const queue: BridgeEvent[] = [];
@@ -46,7 +46,8 @@ export async function* readWithListener<Final>(
       yield* queue.splice(0);
       if (extra) yield extra;
     }
-    listener.end();
+    const final = listener.end();
+    summary?.(protocol.summarize(final));
   } finally {
     events.return?.()?.catch(() => undefined);
   }

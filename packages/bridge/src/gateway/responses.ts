@@ -1,7 +1,7 @@
 /** OpenAI Responses as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { ResponseStreamListener } from '@ai4ts/responses';
+import { RESPONSES_PROTOCOL, ResponseStreamListener } from '@ai4ts/responses';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import type { CompletionBuilder } from '../completion.js';
@@ -11,7 +11,9 @@ import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from '.
 import { badRequest, parseBody } from './errors.js';
 import {
   assistantTurn,
+  bearerAuth,
   type GatewayRequest,
+  newId,
   numberOf,
   type Part,
   type ProtocolFace,
@@ -218,7 +220,7 @@ class ItemIds {
     let id = this.#ids.get(block);
     if (id === undefined) {
       const prefix = block.kind === 'text' ? 'msg' : block.kind === 'reasoning' ? 'rs' : 'fc';
-      id = `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
+      id = newId(prefix);
       this.#ids.set(block, id);
     }
     return id;
@@ -308,7 +310,7 @@ function outcome(state: CompletionBuilder): { status: string; incomplete: { reas
 async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
   const ids = new ItemIds();
-  const id = newId();
+  const id = newId('resp');
   const created = Math.floor(Date.now() / 1000);
   let sequence = 0;
   const message = (payload: Record<string, unknown>): SseMessage => ({
@@ -353,16 +355,12 @@ async function toResponse(events: AsyncIterable<BridgeEvent>, options: WriteOpti
   const ids = new ItemIds();
   const { status, incomplete } = outcome(state);
   return {
-    ...shell(newId(), options.model, status, Math.floor(Date.now() / 1000)),
+    ...shell(newId('resp'), options.model, status, Math.floor(Date.now() / 1000)),
     incomplete_details: incomplete,
     output: blocks.blocks.map((block) => outputItem(block, ids.of(block), true)),
     output_text: blocks.blocks.filter((block) => block.kind === 'text').map((block) => block.text).join(''),
     usage: usageOf(state.usage),
   };
-}
-
-function newId(): string {
-  return `resp_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 /** OpenAI Responses, in and out. */
@@ -374,6 +372,6 @@ export const responsesFace: ProtocolFace = {
   stream: toResponsesSse,
   aggregate: toResponse,
   body,
-  authHeaders: (key): Record<string, string> => (key === undefined ? {} : { authorization: `Bearer ${key}` }),
-  read: (response, options) => readWithListener(new ResponseStreamListener(), response, options),
+  authHeaders: bearerAuth,
+  read: (response, options) => readWithListener(new ResponseStreamListener(), RESPONSES_PROTOCOL, response, options),
 };

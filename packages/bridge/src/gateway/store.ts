@@ -16,7 +16,7 @@ export interface StreamStore {
   end(id: string): Promise<void>;
   /**
    * The messages after number `after`, then each one as it is appended, until the end. Throws a
-   * {@link streamGone} HttpError when the stream is unknown, expired or lost, or when the messages asked for were
+   * `streamGone` HttpError when the stream is unknown, expired or lost, or when the messages asked for were
    * dropped (over `maxEvents`). Aborting `signal` ends the read quietly.
    */
   read(id: string, after: number, signal: AbortSignal): AsyncIterable<SseMessage>;

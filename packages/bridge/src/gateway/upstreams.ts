@@ -7,11 +7,13 @@ import { type ProviderName, resolveProvider } from '@ai4ts/core';
 import type { Dialect } from '../dialect.js';
 import { namedEventDialect } from '../dialects/named.js';
 import { typedEventDialect } from '../dialects/typed.js';
+import type { ModelSpan } from '@ai4ts/core/internal';
 import type { BridgeEvent } from '../events.js';
 import { chatFace } from './chat.js';
 import { messagesFace } from './messages.js';
-import type { GatewayProtocol, GatewayRequest, ProtocolFace } from './neutral.js';
+import { type GatewayProtocol, type GatewayRequest, partsText, type ProtocolFace, type UpstreamReadOptions } from './neutral.js';
 import { responsesFace } from './responses.js';
+import type { RequestSpan } from './telemetry.js';
 
 /** The three protocols' faces, by name. */
 export const FACES: Readonly<Record<GatewayProtocol, ProtocolFace>> = {
@@ -61,14 +63,20 @@ export interface UpstreamTarget {
   /** Sends the request; rejects as fetch does. */
   post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response>;
   /** Reads its answer into bridge events. */
-  read(response: Response, options: { signal: AbortSignal; secrets: readonly string[] }): AsyncIterable<BridgeEvent>;
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+  /** Starts the span of one call to it, under the gateway request's: the `chat {model}` span of core's clients. */
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan;
 }
 
 function hostOf(url: string | URL): string {
+  return urlOf(url)?.host ?? 'invalid-url';
+}
+
+function urlOf(url: string | URL): URL | undefined {
   try {
-    return new URL(url).host;
+    return new URL(url);
   } catch {
-    return 'invalid-url';
+    return undefined;
   }
 }
 
@@ -96,17 +104,27 @@ class DaemonTarget implements UpstreamTarget {
   }
 
   post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response> {
-    const last = request.turns.findLast((turn) => turn.role === 'user');
-    const message = last?.role === 'user' ? last.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n') : '';
-    const body = this.#dialect.request({ message, sessionId, request: request.raw });
+    const body = this.#dialect.request({ message: messageOf(request), sessionId, request: request.raw });
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
     if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     return this.#fetch(this.#url, { method: 'POST', headers, body: JSON.stringify(body), signal });
   }
 
-  read(response: Response, options: { signal: AbortSignal; secrets: readonly string[] }): AsyncIterable<BridgeEvent> {
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
     return this.#dialect.read(response, options);
   }
+
+  /** The dialect names the provider; the span's input is the message the daemon is sent. */
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
+    const body = { model: request.model, messages: [{ role: 'user', content: messageOf(request) }] };
+    return parent.startUpstream(this.#dialect.name, urlOf(this.#url), 'daemon', body);
+  }
+}
+
+/** What a daemon is sent: the text of the last user turn. */
+function messageOf(request: GatewayRequest): string {
+  const last = request.turns.findLast((turn) => turn.role === 'user');
+  return last?.role === 'user' ? partsText(last.parts) : '';
 }
 
 /** A provider that speaks one of the three protocols. */
@@ -120,6 +138,8 @@ class ProviderTarget implements UpstreamTarget {
   readonly #model: string | undefined;
   readonly #headers: Record<string, string>;
   readonly #fetch: typeof fetch;
+  /** `gen_ai.provider.name`: the preset's name, else the protocol's maker. */
+  readonly #provider: string;
 
   constructor(
     root: string | URL,
@@ -128,8 +148,10 @@ class ProviderTarget implements UpstreamTarget {
     model: string | undefined,
     headers: Record<string, string>,
     fetcher: typeof fetch,
+    provider = face.name === 'messages' ? 'anthropic' : 'openai',
   ) {
     this.#url = `${String(root).replace(/\/+$/, '')}${face.path.replace(/^\/v1/, '')}`;
+    this.#provider = provider;
     this.#face = face;
     this.#key = key || undefined;
     this.#model = model;
@@ -149,12 +171,20 @@ class ProviderTarget implements UpstreamTarget {
       ...this.#headers,
       ...this.#face.authHeaders(this.#key),
     };
-    const body = JSON.stringify(this.#face.body(request, this.#model ?? request.model));
+    const body = JSON.stringify(this.#body(request));
     return this.#fetch(this.#url, { method: 'POST', headers, body, signal });
   }
 
-  read(response: Response, options: { signal: AbortSignal; secrets: readonly string[] }): AsyncIterable<BridgeEvent> {
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
     return this.#face.read(response, options);
+  }
+
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
+    return parent.startUpstream(this.#provider, urlOf(this.#url), this.#face.name, this.#body(request));
+  }
+
+  #body(request: GatewayRequest): Record<string, unknown> {
+    return this.#face.body(request, this.#model ?? request.model);
   }
 }
 
@@ -166,7 +196,7 @@ function presetTarget(spec: Extract<UpstreamSpec, { provider: ProviderName }>, f
   const env = typeof process === 'undefined' ? {} : process.env;
   const key = spec.upstreamToken ?? preset.apiKeyEnv.map((name) => env[name]).find(Boolean);
   const face = preset.auth === 'x-api-key' ? messagesFace : chatFace;
-  return new ProviderTarget(preset.baseURL, face, key, spec.upstreamModel, preset.headers ?? {}, fetcher);
+  return new ProviderTarget(preset.baseURL, face, key, spec.upstreamModel, preset.headers ?? {}, fetcher, preset.name);
 }
 
 /** Resolves one upstream spec. */

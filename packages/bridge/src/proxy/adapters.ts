@@ -20,6 +20,7 @@ export function serveNode(context: ProxyContext, req: IncomingMessage, res: Serv
   const incoming: Incoming = {
     method: req.method ?? 'GET',
     path: new URL(req.url ?? '/', 'http://localhost').pathname,
+    scheme: 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http',
     header: (name) => {
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
@@ -123,9 +124,11 @@ export async function serveFetch(context: ProxyContext, request: Request): Promi
   const abort = () => controller.abort(request.signal.reason);
   if (request.signal.aborted) abort();
   else request.signal.addEventListener('abort', abort, { once: true });
+  const url = new URL(request.url);
   const incoming: Incoming = {
     method: request.method,
-    path: new URL(request.url).pathname,
+    path: url.pathname,
+    scheme: url.protocol.slice(0, -1),
     header: (name) => request.headers.get(name) ?? undefined,
     text: () => fetchBodyText(request),
   };

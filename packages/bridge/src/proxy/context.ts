@@ -8,6 +8,7 @@ import type { Dialect } from '../dialect.js';
 import type { GatewayProtocol } from '../gateway/neutral.js';
 import type { AccessLogEntry } from '../gateway/log.js';
 import { Generations } from '../gateway/generations.js';
+import { GatewayTelemetry, type GatewayTelemetryOptions } from '../gateway/telemetry.js';
 import { MemoryStreamStore, type StreamStore } from '../gateway/store.js';
 import { type RouteSpec, Router } from '../gateway/upstreams.js';
 import type { OpenAIErrorObject } from '../writers.js';
@@ -56,6 +57,12 @@ export interface OpenAIProxyOptions {
   store?: StreamStore;
   /** Receives one access-log entry per request (no key is ever in one). */
   log?: (entry: AccessLogEntry) => void;
+  /**
+   * OpenTelemetry spans and metrics: a SERVER span per request under the caller's `traceparent`, and the upstream
+   * call's `chat {model}` span under it (docs/observability.md, "The gateway"). Off when omitted; needs the
+   * `@opentelemetry/api` package, which is loaded only then.
+   */
+  telemetry?: GatewayTelemetryOptions;
 }
 
 /** Largest request body accepted. */
@@ -75,6 +82,8 @@ export interface Reply {
 export interface Incoming {
   method: string;
   path: string;
+  /** `http` or `https`, as the server received it. */
+  scheme: string;
   header(name: string): string | undefined;
   /** The body, at most {@link MAX_BODY_BYTES}; rejects with a 413 HttpError beyond. */
   text(): Promise<string>;
@@ -174,6 +183,8 @@ export interface ProxyContext {
   readonly log: ((entry: AccessLogEntry) => void) | undefined;
   /** The resumable generations in flight. */
   readonly generations: Generations;
+  /** Telemetry, once `@opentelemetry/api` is loaded; undefined when off. */
+  readonly telemetry: Promise<GatewayTelemetry> | undefined;
   /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
   draining: boolean;
 }
@@ -208,6 +219,17 @@ export function resolveContext(options: OpenAIProxyOptions): ProxyContext {
     store: options.store ?? new MemoryStreamStore(),
     log: options.log,
     generations: new Generations(),
+    telemetry: options.telemetry && loadTelemetry(options.telemetry),
     draining: false,
   };
+}
+
+/** Starts loading `@opentelemetry/api`; a failure (not installed) fails each request with a 500 that says why. */
+function loadTelemetry(options: GatewayTelemetryOptions): Promise<GatewayTelemetry> {
+  const loading = GatewayTelemetry.load(options).catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new HttpError(500, { message, type: 'server_error', param: null, code: 'telemetry_unavailable' });
+  });
+  loading.catch(() => undefined); // not unhandled before the first request
+  return loading;
 }

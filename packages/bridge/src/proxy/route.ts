@@ -1,10 +1,19 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
+import {
+  ApiError,
+  ConnectionError,
+  RESUMABLE_HEADER,
+  requestIdOf,
+  type ResultSummary,
+  STREAM_ID_HEADER,
+  TimeoutError,
+} from '@ai4ts/core';
 import { abortError, redact } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent } from '../events.js';
 import type { AccessLogEntry } from '../gateway/log.js';
 import type { GatewayErrorObject, GatewayRequest, ProtocolFace, WriteOptions } from '../gateway/neutral.js';
+import { type RequestSpan, traced } from '../gateway/telemetry.js';
 import { type UpstreamTarget, FACES } from '../gateway/upstreams.js';
 import { openAIErrorObject } from '../writers.js';
 import { HttpError, type Incoming, invalid, type ProxyContext, type Reply } from './context.js';
@@ -15,9 +24,6 @@ const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
 const FACE_BY_PATH = new Map(Object.values(FACES).map((face) => [face.path, face]));
 
-/** Headers that name a stream and say whether it can be resumed. */
-export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
-export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
 /** Names what the request held that the gateway could not carry. */
 export const DROPPED_HEADER = 'x-ai4ts-dropped';
 
@@ -38,9 +44,11 @@ export async function route(context: ProxyContext, request: Incoming, signal: Ab
     durationMs: 0,
   };
   const started = performance.now();
+  let span: RequestSpan | undefined;
   let reply: Reply;
   try {
-    reply = await answer(context, request, path, face, signal, entry);
+    span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, face));
+    reply = await answer(context, request, path, face, signal, entry, span);
   } catch (error) {
     reply = errorReply(context, error, face);
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
@@ -50,6 +58,7 @@ export async function route(context: ProxyContext, request: Incoming, signal: Ab
   const finish = () => {
     entry.durationMs = Math.round(performance.now() - started);
     context.log?.(entry);
+    span?.end(entry);
   };
   if (!reply.stream) finish();
   else reply.stream = onEnd(reply.stream, finish);
@@ -63,6 +72,7 @@ async function answer(
   face: ProtocolFace | undefined,
   signal: AbortSignal,
   entry: AccessLogEntry,
+  span: RequestSpan | undefined,
 ): Promise<Reply> {
   if (request.method === 'OPTIONS' && context.cors) return preflight();
   if (path === '/healthz' || path === '/readyz') {
@@ -89,7 +99,14 @@ async function answer(
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = context.resumable || request.header(RESUMABLE_HEADER) === '1';
-  return complete(context, face, parsed, resumable, signal, entry);
+  return complete(context, face, parsed, resumable, signal, entry, span);
+}
+
+/** The route template a path matched (`http.route`); undefined when no route serves it. */
+function routeOf(path: string, face: ProtocolFace | undefined): string | undefined {
+  if (face) return face.path;
+  if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }
 
 function notAllowed(expected: string, path: string): HttpError {
@@ -157,6 +174,7 @@ async function complete(
   resumable: boolean,
   signal: AbortSignal,
   entry: AccessLogEntry,
+  span: RequestSpan | undefined,
 ): Promise<Reply> {
   const target = context.router.pick(request.model);
   if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
@@ -179,7 +197,7 @@ async function complete(
   };
 
   if (!request.stream) {
-    const events = await readUpstream(context, target, request, sessionId, signal);
+    const events = await readUpstream(context, target, request, sessionId, signal, span);
     const body = await face.aggregate(observe(events, tap), options);
     const session = daemonSession ?? sessionId;
     if (session !== undefined) headers['x-session-id'] = session;
@@ -192,7 +210,7 @@ async function complete(
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
   const slot = context.streams.take(upstreamSignal);
   try {
-    const events = await readUpstream(context, target, request, sessionId, upstreamSignal);
+    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error.
     const messages = face.stream(observe(events, tap), options);
     const first = await messages.next();
@@ -305,25 +323,41 @@ function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIter
   return iterator;
 }
 
-/** The upstream's events for one request, within the upstream timeouts. */
+/**
+ * The upstream's events for one request, within the upstream timeouts; with telemetry, the call's span (a child of
+ * the request's) records them.
+ */
 async function readUpstream(
   context: ProxyContext,
   target: UpstreamTarget,
   request: GatewayRequest,
   sessionId: string | undefined,
   signal: AbortSignal,
+  parent: RequestSpan | undefined,
 ): Promise<AsyncIterable<BridgeEvent>> {
   const watch = new UpstreamWatch(signal, context.timeouts);
+  const span = parent && target.startSpan(request, parent);
   let response: Response;
   try {
     response = await watch.headers(target.post(request, sessionId, watch.signal));
   } catch (cause) {
-    if (signal.aborted) throw abortError(signal);
-    if (cause instanceof TimeoutError) throw cause;
-    // The cause's message is not quoted: it may name the upstream's address, which is not the client's business.
-    throw new ConnectionError('The upstream could not be reached', { cause });
+    const error = signal.aborted
+      ? abortError(signal)
+      : cause instanceof TimeoutError
+        ? cause
+        : // The cause's message is not quoted: it may name the upstream's address, which is not the client's business.
+          new ConnectionError('The upstream could not be reached', { cause });
+    span?.fail(error);
+    throw error;
   }
-  return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets }));
+  if (!span) return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets }));
+  span.response(response.status, requestIdOf(response.headers));
+  let result: ResultSummary | undefined;
+  const summary = (read: ResultSummary) => {
+    result = read;
+  };
+  const events = target.read(response, { signal: watch.signal, secrets: context.secrets, summary });
+  return traced(span, watch.events(events), () => result);
 }
 
 /**

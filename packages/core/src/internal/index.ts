@@ -8,9 +8,10 @@ export { sseEventsOf } from '../source.js';
 export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/content.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
+export { toolLoopEntryPoints } from '../tools/entry.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
-export { type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
+export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
@@ -30,3 +31,4 @@ export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
+export { hasOutput, runOutputRequest, streamOutputRequest } from '../output/request.js';

@@ -9,7 +9,8 @@ import type { StreamEvent } from '../events.js';
 import { redactHeaders } from '../internal/fail.js';
 import { type Cost, costOf, type Prices, priceOf } from './cost.js';
 import type { Log } from './logger.js';
-import { type ModelContext, type ModelMiddleware, runMiddleware } from './middleware.js';
+import type { EventEmitter } from 'eventemitter3';
+import { type EventTransform, type ModelContext, type ModelMiddleware, runMiddleware, transformEmits } from './middleware.js';
 import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
 
 /** What the SDK knows of the HTTP response behind a result or a stream. */
@@ -24,6 +25,11 @@ export interface ResponseInfo {
 /** What the SDK knows of a finished model call: its response, and its cost when the client has a price for the model. */
 export interface ResultInfo extends ResponseInfo {
   cost: Cost | undefined;
+  /**
+   * How often a streamed answer was resumed after its connection was cut (a gateway's resumable stream, see
+   * docs/gateway.md); 0 when it never was.
+   */
+  resumes: number;
 }
 
 const infos = new WeakMap<object, ResultInfo>();
@@ -56,6 +62,8 @@ export interface RequestWatch {
   retry(attempt: number, reason: string, delayMs: number, phase: 'headers' | 'stream'): void;
   /** A response with status < 400 arrived. */
   responded(response: Response): void;
+  /** A cut stream is read on from a new connection; `resumes` counts them, this one included. */
+  resumed(resumes: number): void;
 }
 
 /** What a {@link ModelCall} needs of its client. */
@@ -75,9 +83,12 @@ export class ModelCall<Final> implements RequestWatch {
   readonly #context: CallContext;
   /** The middleware's event observers; undefined when none registered one. */
   #observers: ((event: StreamEvent) => void)[] | undefined;
+  /** The middleware's event transforms, innermost first; undefined when none registered one. */
+  #transforms: EventTransform[] | undefined;
   readonly #started = performance.now();
   #span: ModelSpan | undefined;
   #response: ResponseInfo | undefined;
+  #resumes = 0;
 
   constructor(protocol: ModelProtocol<Final>, body: Record<string, unknown>, context: CallContext) {
     this.#protocol = protocol;
@@ -103,9 +114,18 @@ export class ModelCall<Final> implements RequestWatch {
     return this.#span !== undefined || this.#observers !== undefined;
   }
 
+  /**
+   * Makes the stream's listener emit its events through the middleware's transforms (see
+   * {@link ModelContext.transformEvents}); nothing when no middleware registered one. Call once, after the chain
+   * reached the request.
+   */
+  transformEvents<Events extends EventEmitter.ValidEventTypes>(listener: EventEmitter<Events>): void {
+    if (this.#transforms) transformEmits(listener, this.#transforms);
+  }
+
   /** One event of the streamed answer. */
   event(event: StreamEvent): void {
-    this.#span?.firstChunk();
+    this.#span?.chunk();
     if (this.#observers) for (const observe of this.#observers) observe(event);
   }
 
@@ -148,6 +168,11 @@ export class ModelCall<Final> implements RequestWatch {
         this.#observers ??= [];
         this.#observers.push(observe);
       },
+      // Outer middleware register first: the inner ones' transforms see the wire's events before them.
+      transformEvents: (transform) => {
+        this.#transforms ??= [];
+        this.#transforms.unshift(transform);
+      },
     };
     const result = await runMiddleware(middleware, ctx, () => {
       this.#body = { ...ctx.request };
@@ -163,6 +188,11 @@ export class ModelCall<Final> implements RequestWatch {
     this.#span?.retry(attempt, reason, delayMs, phase);
   }
 
+  resumed(resumes: number): void {
+    this.#resumes = resumes;
+    this.#span?.resume(resumes);
+  }
+
   responded(response: Response): void {
     const headers = redactHeaders(response.headers, this.#context.secrets);
     this.#response = { status: response.status, headers, requestId: requestIdOf(headers) };
@@ -176,13 +206,13 @@ export class ModelCall<Final> implements RequestWatch {
     const response = this.#response;
     const hasInfo = response !== undefined && typeof final === 'object' && final !== null;
     if (!span && !log && !prices) {
-      if (hasInfo) infos.set(final, { ...response, cost: undefined });
+      if (hasInfo) infos.set(final, { ...response, cost: undefined, resumes: this.#resumes });
       return final;
     }
     const summary = this.#protocol.summarize(final);
     const price = prices && priceOf(prices, summary.model ?? modelOf(this.#body));
     const cost = price && summary.usage ? costOf(summary.usage, price) : undefined;
-    if (hasInfo) infos.set(final, { ...response, cost });
+    if (hasInfo) infos.set(final, { ...response, cost, resumes: this.#resumes });
     span?.end(summary, cost);
     this.#span = undefined;
     if (log?.enabled('info')) {

@@ -1,10 +1,17 @@
 /**
  * Middleware around each model request of every protocol (`client.use`): a chain of `async (ctx, next) => ...`
- * that can change or replace the request before `next()`, observe the streamed events, change the result after
- * it, or answer without calling `next()` (a cache, a guardrail, a mock). The first added runs outermost.
+ * that can change or replace the request before `next()`, observe or rewrite the streamed events, change the result
+ * after it, or answer without calling `next()` (a cache, a guardrail, a mock). The first added runs outermost.
  */
+import type { EventEmitter } from 'eventemitter3';
 import { Ai4tsError } from '../errors.js';
-import type { StreamEvent } from '../events.js';
+import { STREAM_EVENT_NAMES, type StreamEvent } from '../events.js';
+
+/**
+ * Rewrites one normalized event of a streamed answer: return it, a replacement, or several events in its place (an
+ * empty array drops it).
+ */
+export type EventTransform = (event: StreamEvent) => StreamEvent | readonly StreamEvent[];
 
 /** What a middleware sees of one model request. */
 export interface ModelContext {
@@ -22,6 +29,16 @@ export interface ModelContext {
    * before `next()`.
    */
   onEvent(handler: (event: StreamEvent) => void): void;
+  /**
+   * Rewrites each normalized event of the answer before anyone sees it: the stream's `for await`, its `on()`
+   * handlers, the tool loop, `onEvent` observers and the span all get what the transforms return (streams only;
+   * register before `next()`). The transforms of several middleware apply innermost first.
+   *
+   * The result `next()` resolves to is read from the wire, not from the events: a transform that changes what the
+   * events say (a text delta, a tool call) must change the result the same way, and keep each event's `snapshot`
+   * the sum of the deltas it yields, so that what was streamed and the final result agree.
+   */
+  transformEvents(transform: EventTransform): void;
 }
 
 /**
@@ -51,4 +68,27 @@ export function runMiddleware(
     });
   };
   return dispatch(0);
+}
+
+const TRANSFORMED: ReadonlySet<string> = new Set(STREAM_EVENT_NAMES);
+
+/**
+ * Makes `emitter` (a protocol listener) emit each stream event through `transforms`, in order, so that every
+ * subscriber gets the rewritten events. Installed on the one emitter of a call only when a middleware registered a
+ * transform: a stream without one keeps the prototype's `emit`, and its events pay nothing.
+ */
+export function transformEmits<Events extends EventEmitter.ValidEventTypes>(
+  emitter: EventEmitter<Events>,
+  transforms: readonly EventTransform[],
+): void {
+  // An emitter's typed `emit` cannot be replaced through its handler map: one cast to the untyped one.
+  const target = emitter as unknown as EventEmitter<string>;
+  const emit = target.emit.bind(target);
+  target.emit = (name, ...args) => {
+    if (!TRANSFORMED.has(name)) return emit(name, ...args);
+    let events: readonly StreamEvent[] = [args[0]];
+    for (const transform of transforms) events = events.flatMap((event) => transform(event));
+    for (const event of events) emit(event.type, event);
+    return true;
+  };
 }

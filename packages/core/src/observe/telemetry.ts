@@ -33,11 +33,18 @@ type OtelApi = typeof import('@opentelemetry/api');
 let otel: OtelApi | undefined;
 let loading: Promise<OtelApi> | undefined;
 
+/**
+ * The optional peer's name in a variable: bundlers (esbuild, Vite, webpack) leave a dynamic import of a non-literal
+ * alone, so an app that never switches telemetry on neither bundles `@opentelemetry/api` nor fails to build
+ * without it. Where bare names resolve at run time (Node, Deno, Bun, an import map) telemetry loads it as usual.
+ */
+const OTEL_API = '@opentelemetry/api';
+
 /** `@opentelemetry/api`, loaded once; a clear error when it is not installed. */
 export function loadOtel(): OtelApi | Promise<OtelApi> {
   if (otel) return otel;
-  loading ??= import('@opentelemetry/api').then(
-    (api) => {
+  loading ??= import(/* webpackIgnore: true */ /* @vite-ignore */ OTEL_API).then(
+    (api: OtelApi) => {
       otel = api;
       return api;
     },
@@ -61,36 +68,51 @@ const PROVIDER_NAMES: Record<string, string> = {
 
 /** Bucket boundaries the conventions advise for `gen_ai.client.token.usage`. */
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
-/** Bucket boundaries (seconds) the conventions advise for `gen_ai.client.operation.duration`. */
+/** Bucket boundaries (seconds) the conventions advise for `gen_ai.client.operation.duration` and the chunk and tool times. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+/** Bucket boundaries (seconds) the conventions advise for `gen_ai.invoke_agent.duration`. */
+const AGENT_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6];
 
 interface Instruments {
   tokens: Histogram;
   duration: Histogram;
   firstChunk: Histogram;
+  chunkGap: Histogram;
+  tool: Histogram;
+  agent: Histogram;
 }
+
+/** When each tool or loop span started and its metric's attributes, for its duration (the span API has neither). */
+const starts = new WeakMap<Span, { started: number; attributes: Attributes }>();
 
 const instrumentsByMeter = new WeakMap<Meter, Instruments>();
 
 function instrumentsOf(meter: Meter): Instruments {
   let instruments = instrumentsByMeter.get(meter);
   if (!instruments) {
+    const seconds = (name: string, description: string, buckets = DURATION_BUCKETS) =>
+      meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: buckets } });
     instruments = {
       tokens: meter.createHistogram('gen_ai.client.token.usage', {
         unit: '{token}',
         description: 'Number of input and output tokens used',
         advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
       }),
-      duration: meter.createHistogram('gen_ai.client.operation.duration', {
-        unit: 's',
-        description: 'GenAI operation duration',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
-      firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
-        unit: 's',
-        description: 'Time to receive the first chunk of a streamed response',
-        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-      }),
+      duration: seconds('gen_ai.client.operation.duration', 'GenAI operation duration'),
+      firstChunk: seconds(
+        'gen_ai.client.operation.time_to_first_chunk',
+        'Time to receive the first chunk of a streamed response',
+      ),
+      chunkGap: seconds(
+        'gen_ai.client.operation.time_per_output_chunk',
+        'Time per output chunk, recorded for each chunk received after the first one',
+      ),
+      tool: seconds('gen_ai.execute_tool.duration', 'The duration of a single tool execution'),
+      agent: seconds(
+        'gen_ai.invoke_agent.duration',
+        'The end-to-end duration of a single agent invocation',
+        AGENT_BUCKETS,
+      ),
     };
     instrumentsByMeter.set(meter, instruments);
   }
@@ -175,19 +197,30 @@ export class Telemetry {
       'gen_ai.tool.type': 'function',
     };
     if (this.recordContent) attributes['gen_ai.tool.call.arguments'] = call.arguments;
-    return this.#tracer.startSpan(
+    const span = this.#tracer.startSpan(
       `execute_tool ${call.name}`,
       { kind: this.#api.SpanKind.INTERNAL, attributes },
       this.parent,
     );
+    starts.set(span, { started: performance.now(), attributes: { 'gen_ai.tool.name': call.name } });
+    return span;
   }
 
-  /** Ends a tool's span with its outcome. */
+  /** Ends a tool's span with its outcome, and records `gen_ai.execute_tool.duration` (a refused call never ran). */
   endTool(span: Span, outcome: ToolOutcome): void {
     span.setAttribute('ai4ts.tool.outcome', outcome.kind);
     if (this.recordContent) span.setAttribute('gen_ai.tool.call.result', outcome.content);
     if (outcome.error) fail(this.#api, span, outcome.error);
     span.end();
+    if (outcome.kind !== 'rejected') this.#record(span, instrumentsOf(this.#meter).tool, outcome.error);
+  }
+
+  /** Records the duration of a tool's or a loop's span, `error.type` when it failed. */
+  #record(span: Span, histogram: Histogram, error: unknown): void {
+    const start = starts.get(span);
+    if (!start) return;
+    const attributes = error === undefined ? start.attributes : { ...start.attributes, 'error.type': errorType(error) };
+    histogram.record((performance.now() - start.started) / 1000, attributes);
   }
 
   /** Starts the span of a whole tool loop: `invoke_agent`, kind INTERNAL, the parent of its steps and tools. */
@@ -195,10 +228,14 @@ export class Telemetry {
     const request = isRecord(body) ? body : {};
     const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent', ...this.#base };
     if (typeof request.model === 'string') attributes['gen_ai.request.model'] = request.model;
-    return this.#tracer.startSpan('invoke_agent', { kind: this.#api.SpanKind.INTERNAL, attributes }, this.parent);
+    const span = this.#tracer.startSpan('invoke_agent', { kind: this.#api.SpanKind.INTERNAL, attributes }, this.parent);
+    const metric: Attributes = {};
+    if (typeof request.model === 'string') metric['gen_ai.request.model'] = request.model;
+    starts.set(span, { started: performance.now(), attributes: metric });
+    return span;
   }
 
-  /** Ends a loop's span: total usage and cost, steps, why it stopped; or the error. */
+  /** Ends a loop's span (total usage and cost, steps, why it stopped; or the error) and records its duration. */
   endLoop(span: Span, outcome: LoopOutcome): void {
     setUsage(span, outcome.usage);
     span.setAttribute('ai4ts.loop.steps', outcome.steps);
@@ -206,6 +243,7 @@ export class Telemetry {
     if (outcome.finishReason) span.setAttribute('gen_ai.response.finish_reasons', [outcome.finishReason]);
     if (outcome.error) fail(this.#api, span, outcome.error);
     span.end();
+    this.#record(span, instrumentsOf(this.#meter).agent, outcome.error ?? undefined);
   }
 }
 
@@ -248,6 +286,9 @@ export class ModelSpan {
   readonly #recordContent: boolean;
   readonly #started = performance.now();
   #firstChunk: number | undefined;
+  #lastChunk = 0;
+  /** The seconds between two chunks after the first, recorded at the end with the answer's attributes. */
+  readonly #gaps: number[] = [];
 
   constructor(api: OtelApi, span: Span, instruments: Instruments, metricAttributes: Attributes, content: boolean) {
     this.#api = api;
@@ -257,11 +298,17 @@ export class ModelSpan {
     this.#recordContent = content;
   }
 
-  /** The first chunk of a streamed answer arrived (after any retry: the attempt that streamed). */
-  firstChunk(): void {
-    if (this.#firstChunk !== undefined) return;
-    this.#firstChunk = (performance.now() - this.#started) / 1000;
-    this.span.setAttribute('gen_ai.response.time_to_first_chunk', this.#firstChunk);
+  /**
+   * A chunk (a normalized event) of a streamed answer arrived: the first one's time (after any retry: the attempt that
+   * streamed) is on the span, the time since the previous one for each later one.
+   */
+  chunk(): void {
+    const now = performance.now();
+    if (this.#firstChunk === undefined) {
+      this.#firstChunk = (now - this.#started) / 1000;
+      this.span.setAttribute('gen_ai.response.time_to_first_chunk', this.#firstChunk);
+    } else this.#gaps.push((now - this.#lastChunk) / 1000);
+    this.#lastChunk = now;
   }
 
   /** A retry is about to happen: an event on the span. */
@@ -272,6 +319,11 @@ export class ModelSpan {
       'ai4ts.retry.delay_ms': Math.round(delayMs),
       'error.type': reason,
     });
+  }
+
+  /** A cut stream is read on from a new connection: an event on the span. */
+  resume(resumes: number): void {
+    this.span.addEvent('ai4ts.resume', { 'ai4ts.resume.count': resumes });
   }
 
   /** The response's headers arrived. */
@@ -312,6 +364,7 @@ export class ModelSpan {
   #record(attributes: Attributes): void {
     this.#instruments.duration.record((performance.now() - this.#started) / 1000, attributes);
     if (this.#firstChunk !== undefined) this.#instruments.firstChunk.record(this.#firstChunk, attributes);
+    for (const gap of this.#gaps) this.#instruments.chunkGap.record(gap, attributes);
   }
 }
 

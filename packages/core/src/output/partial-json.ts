@@ -11,19 +11,45 @@
  * captured after a change by noting, for each open container, how many entries it has (O(depth)), and built when
  * read from those counts, the closed containers' values (shared by every later partial) and the string in
  * progress: only the open containers on the path to the change are copied.
+ *
+ * Reading every partial is linear too, by an amortized schedule of the partials shown. A partial is a plain
+ * immutable value, so one taken while a list of k items is open costs O(k) to build (a new array), and a string in
+ * progress costs its length to whoever reads its characters (V8 flattens the rope). Showing a partial after every
+ * delta would make a reader that looks at each one quadratic in the length of the text. So `push` reports a change
+ * only when the cost of the partial (depth, entries of the open containers, a fraction of the string in progress;
+ * see the constants below) is at most {@link SHOW_SLACK} + {@link SHOW_PER_CHAR} x the characters read since the
+ * last partial shown; changes in between merge into the next one shown. Summed over a stream, building every
+ * partial shown costs at most SHOW_SLACK x deltas + SHOW_PER_CHAR x characters. With deltas of ~10 characters,
+ * open containers of up to ~100 entries are shown after every change; a list of 10,000 records about every 1,250
+ * characters. The change that completes the value is always shown, and `end()` shows anything held back, so the
+ * last partial shown equals `JSON.parse` of the text. (The other way, partials as persistent structures read in
+ * O(depth + change), would not give plain arrays and strings: `Array.isArray`, JSON.stringify, zod and deep
+ * equality all want plain values.)
  */
 
-/** A container being parsed: its entries, and its value once closed. */
+/** Cost units that every partial may spend regardless of the text read since the last one (one unit: copying an array entry). */
+const SHOW_SLACK = 32;
+/** Cost units each character read since the last partial shown pays for. */
+const SHOW_PER_CHAR = 8;
+/** Copying an object member costs several array entries (V8 builds the object's shape as it goes). */
+const MEMBER_COST = 4;
+/**
+ * Characters of the string in progress per cost unit. Building a partial does not copy the string (it is a rope),
+ * but a reader of its characters does: a long string field is shown about every 1/64 of its length.
+ */
+const CHARS_PER_UNIT = 8;
+
+/** A container being parsed: its entries. Once closed, its built value takes its place in its parent. */
 class Container {
   /** Object keys, in first-occurrence order (empty for an array). */
   readonly keys: string[] = [];
-  /** The entries: a complete primitive, a string in progress (the last entry), or a nested container. */
+  /**
+   * The entries: complete values (a closed child is its built value), a string in progress or an open child
+   * container (the last entry).
+   */
   readonly values: unknown[] = [];
   /** Object key -> position in `values` (a repeated key replaces the value in place, as `JSON.parse` does). */
   readonly positions: Map<string, number> | undefined;
-  /** The immutable value, built when the container closes. */
-  final: unknown = undefined;
-
   constructor(readonly isArray: boolean) {
     this.positions = isArray ? undefined : new Map();
   }
@@ -43,14 +69,11 @@ class Container {
 
   /**
    * The value of the first `count` entries, `last` standing for the entry at `lastAt` (an open child's partial
-   * value, or a string in progress); closed children are their built values.
+   * value, or a string in progress).
    */
   compose(count: number, lastAt: number, last: unknown): unknown {
     const values = new Array<unknown>(count);
-    for (let i = 0; i < count; i++) {
-      const value = this.values[i];
-      values[i] = i === lastAt ? last : value instanceof Container ? value.final : value;
-    }
+    for (let i = 0; i < count; i++) values[i] = i === lastAt ? last : this.values[i];
     if (this.isArray) return values;
     const object: Record<string, unknown> = {};
     for (let i = 0; i < count; i++) {
@@ -140,6 +163,11 @@ export class PartialJsonParser {
   #hasRoot = false;
   /** The text of the token in progress: a string's characters, a number, a literal. */
   #token = '';
+  /**
+   * A string's characters read in the current delta, joined to `#token` once per delta: appending each escape to
+   * a long string on its own would grow V8's rope by a node per escape, which the GC then walks again and again.
+   */
+  #piece = '';
   #isKey = false;
   /** An escape in progress inside a string: `\`, `\u`, `\u12`, ... */
   #escape = '';
@@ -147,7 +175,12 @@ export class PartialJsonParser {
   #slot = -1;
   /** The string in progress as the last capture saw it. */
   #shown = '';
-  #changed = false;
+  /** The partial changed since the last one `push` or `end` reported. */
+  #pending = false;
+  /** Characters read since the last partial reported. */
+  #sinceShown = 0;
+  /** The cost units of copying the open containers' entries (see {@link MEMBER_COST}). */
+  #openCost = 0;
   #error: string | undefined;
   /** The reader of the value as of the last change, once asked for. */
   #latest: (() => unknown) | undefined;
@@ -170,8 +203,6 @@ export class PartialJsonParser {
     if (!(root instanceof Container)) {
       const value = this.#mode === Mode.String && this.#stack.length === 0 && this.#hasRoot ? this.#token : root;
       read = () => value;
-    } else if (this.#stack.length === 0) {
-      read = () => root.final;
     } else {
       const inString = this.#mode === Mode.String && !this.#isKey;
       const capture: Capture = {
@@ -198,9 +229,12 @@ export class PartialJsonParser {
     return this.#hasRoot && this.#stack.length === 0 && this.#mode === Mode.After;
   }
 
-  /** Reads one delta; returns whether the partial value changed. */
+  /**
+   * Reads one delta; returns whether there is a new partial value to show. Changes are shown as soon as the
+   * schedule above allows (at once for small values), merged into the next shown otherwise; the change that
+   * completes the value is always shown.
+   */
   push(delta: string): boolean {
-    this.#changed = false;
     const length = delta.length;
     let i = 0;
     while (i < length && this.#mode !== Mode.Failed) {
@@ -235,16 +269,32 @@ export class PartialJsonParser {
       if (isWhitespace(code)) continue;
       this.#readStructure(char);
     }
+    this.#joinPiece();
     if (this.#mode === Mode.String && !this.#isKey && this.#token !== this.#shown) this.#change();
-    return this.#changed;
+    this.#sinceShown += length;
+    return this.#pending && (this.complete || this.#cost() <= SHOW_SLACK + SHOW_PER_CHAR * this.#sinceShown) && this.#show();
   }
 
-  /** The text is complete: a number at the root ends here. Returns whether the partial value changed. */
+  /**
+   * The text is complete: a number at the root ends here. Returns whether there is a new partial value to show
+   * (anything not shown yet is, even when the text is not valid JSON).
+   */
   end(): boolean {
-    this.#changed = false;
     if (this.#mode === Mode.Number) this.#endNumber();
     if (!this.complete && this.#mode !== Mode.Failed) this.#fail('Unexpected end of JSON');
-    return this.#changed;
+    return this.#pending && this.#show();
+  }
+
+  /** What building the current partial costs a reader, in units of one array entry copied. */
+  #cost(): number {
+    const inString = this.#mode === Mode.String && !this.#isKey;
+    return this.#stack.length + this.#openCost + (inString ? this.#token.length / CHARS_PER_UNIT : 0);
+  }
+
+  #show(): true {
+    this.#pending = false;
+    this.#sinceShown = 0;
+    return true;
   }
 
   #readStructure(char: string): void {
@@ -298,7 +348,7 @@ export class PartialJsonParser {
       }
       j++;
     }
-    if (j > i) this.#token += delta.slice(i, j);
+    if (j > i) this.#piece += delta.slice(i, j);
     if (j === delta.length) return j;
     if (delta.charCodeAt(j) === 0x5c) {
       this.#escape = '\\';
@@ -321,7 +371,7 @@ export class PartialJsonParser {
           this.#fail(`Bad escape "\\${char}"`);
           return delta.length;
         }
-        this.#token += escaped;
+        this.#piece += escaped;
         this.#escape = '';
         return i;
       }
@@ -331,7 +381,7 @@ export class PartialJsonParser {
       }
       this.#escape += char;
       if (this.#escape.length === 6) {
-        this.#token += String.fromCharCode(Number.parseInt(this.#escape.slice(2), 16));
+        this.#piece += String.fromCharCode(Number.parseInt(this.#escape.slice(2), 16));
         this.#escape = '';
         return i;
       }
@@ -349,7 +399,14 @@ export class PartialJsonParser {
     }
   }
 
+  #joinPiece(): void {
+    if (this.#piece === '') return;
+    this.#token += this.#piece;
+    this.#piece = '';
+  }
+
   #endString(): void {
+    this.#joinPiece();
     if (this.#isKey) {
       this.#mode = Mode.Colon;
       this.#key = this.#token;
@@ -386,7 +443,10 @@ export class PartialJsonParser {
       this.#hasRoot = true;
       return -1;
     }
-    return top.add(this.#key, value);
+    const entries = top.values.length;
+    const position = top.add(this.#key, value);
+    if (top.values.length > entries) this.#openCost += top.isArray ? 1 : MEMBER_COST;
+    return position;
   }
 
   #open(container: Container): void {
@@ -403,16 +463,21 @@ export class PartialJsonParser {
   #close(): void {
     const depth = this.#stack.length - 1;
     const container = this.#stack.pop();
-    this.#positions.pop();
+    const position = this.#positions.pop();
     if (container) {
+      this.#openCost -= container.values.length * (container.isArray ? 1 : MEMBER_COST);
       const built = this.#capture?.open[depth] === container ? this.#capture.built?.[depth] : undefined;
-      container.final = built ?? container.compose(container.values.length, -1, undefined);
+      // The value replaces the container, which is dropped (a partial taken earlier keeps its own reference).
+      const value = built ?? container.compose(container.values.length, -1, undefined);
+      const parent = this.#stack.at(-1);
+      if (parent && position !== undefined) parent.values[position] = value;
+      else this.#root = value;
     }
     this.#mode = Mode.After;
   }
 
   #change(): void {
-    this.#changed = true;
+    this.#pending = true;
     this.#latest = undefined;
     this.#capture = undefined;
     if (this.#mode === Mode.String && !this.#isKey) this.#shown = this.#token;

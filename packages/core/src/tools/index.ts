@@ -19,7 +19,6 @@ export {
   toResponsesTool,
 } from './define.js';
 export { ToolContent, type ToolResultPart } from './content.js';
-export { defineJsonSchemaTool, type JsonSchemaToolDefinition } from './json-schema.js';
 export {
   type ExecuteToolCallsOptions,
   executeToolCalls,

@@ -419,7 +419,8 @@ function toolOutcome(outcome: ToolResult | Error): ToolOutcome {
 /**
  * Forwards a step's model events to the loop's `emit`, tagged with the step (its own `finish` is reported as
  * `step.finish`). With `output`, the answer text also feeds an incremental JSON parser: an `object` event follows
- * every content delta that changes the partial value. With `partialToolArguments`, each call's argument deltas feed
+ * a content delta that changes the partial value (as the parser's schedule shows changes, so that reading every
+ * event stays linear), and the turn's end shows any change held back. With `partialToolArguments`, each call's argument deltas feed
  * a parser of their own, and a delta that changes the arguments carries them as `partialArguments`. Partials are
  * built when first read, so one nobody reads costs O(depth).
  */
@@ -431,8 +432,22 @@ function forwarder<Request, Completion>(
 ): (event: NormalizedEvent | RetryEvent) => void {
   const answer = parsesOutput ? new PartialJsonParser() : undefined;
   const calls = new Map<string, PartialJsonParser>();
+  const objectEvent = (parser: PartialJsonParser): ToolLoopEvent<Request, Completion> => {
+    const read = parser.partial();
+    return {
+      type: 'object',
+      get object() {
+        return read();
+      },
+      step,
+    };
+  };
   return (event) => {
-    if (event.type === 'finish') return;
+    if (event.type === 'finish') {
+      // The turn is over: a change the parser held back (see its schedule) is shown now, even if the text is cut.
+      if (answer?.end()) emit(objectEvent(answer));
+      return;
+    }
     if (parsesArguments && event.type === 'tool_call.delta') {
       const parser = calls.get(event.id) ?? new PartialJsonParser();
       calls.set(event.id, parser);
@@ -449,16 +464,7 @@ function forwarder<Request, Completion>(
       }
     }
     emit({ ...event, step });
-    if (answer && event.type === 'content' && event.choice === 0 && answer.push(event.delta)) {
-      const read = answer.partial();
-      emit({
-        type: 'object',
-        get object() {
-          return read();
-        },
-        step,
-      });
-    }
+    if (answer && event.type === 'content' && event.choice === 0 && answer.push(event.delta)) emit(objectEvent(answer));
   };
 }
 

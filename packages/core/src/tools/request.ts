@@ -37,7 +37,7 @@ export type LoopFields<Request = unknown, Completion = unknown> = Pick<
  */
 export type WithoutTools<T> = { [K in keyof T as K extends 'tools' ? never : K]: T[K] };
 
-/** What {@link isLoopRequest} and {@link loopOptionsOf} read: a request with `tools` and loop fields. */
+/** What {@link isLoopRequest} and `loopOptionsOf` read: a request with `tools` and loop fields. */
 export type LoopRequestShape = { readonly tools?: readonly unknown[] | undefined } & {
   readonly [K in LoopFieldName]?: unknown;
 };

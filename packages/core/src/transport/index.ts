@@ -4,6 +4,8 @@ export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
+  RESUMABLE_HEADER,
+  STREAM_ID_HEADER,
   type OnRetry,
   type RequestInit_,
   type RequestOptions,

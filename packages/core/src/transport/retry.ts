@@ -10,6 +10,9 @@ export interface Backoff {
   maxMs?: number;
 }
 
+/** The backoff when none is given: 500 ms doubling up to 8 s. */
+export const DEFAULT_BACKOFF: Required<Backoff> = { initialMs: 500, maxMs: 8000 };
+
 /** A server asking for a longer wait than this is not retried: its error is thrown at once (see `retryAfterMs`). */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -25,7 +28,7 @@ export function isRetryableStatus(status: number): boolean {
 export function retryDelay(attempt: number, backoff: Backoff = {}, headers?: Headers): number | undefined {
   const asked = headers && retryAfterMs(headers);
   if (asked !== undefined) return asked <= MAX_RETRY_AFTER_MS ? asked : undefined;
-  const { initialMs = 500, maxMs = 8000 } = backoff;
+  const { initialMs, maxMs } = { ...DEFAULT_BACKOFF, ...backoff };
   const delay = Math.min(initialMs * 2 ** attempt, maxMs);
   // Up to 25% less, so clients that failed together do not retry together.
   return delay * (1 - Math.random() * 0.25);

@@ -3,8 +3,8 @@
  * between events, and the caller's abort. Every way out (end, break, throw, abort, timeout) cancels the body,
  * which releases the connection.
  */
-import { parseSse, type SseEvent, type SseEventStream } from '@ai4ts/sse';
-import { Ai4tsError, TimeoutError } from '../errors.js';
+import { connectSse, parseSse, SseError, type SseEvent, type SseEventStream } from '@ai4ts/sse';
+import { Ai4tsError, ConnectionError, TimeoutError } from '../errors.js';
 import { abortError, redactEvent, toAi4tsError } from '../internal/fail.js';
 import { eachEvent } from '../source.js';
 
@@ -27,21 +27,45 @@ export interface StreamLimits {
   secrets?: readonly (string | undefined)[] | undefined;
 }
 
-/** Wraps a response whose body is SSE. The body is not touched until iteration begins. */
-export function readSseStream(response: Response, limits: StreamLimits = {}): SseStream {
+/**
+ * How a stream the server can resume is read again after its connection is cut (a network error mid-body; a clean
+ * end is the stream's end): `request` (a GET with the call's headers) sent with `Last-Event-ID`, through
+ * @ai4ts/sse's `connectSse`.
+ */
+export interface StreamResume {
+  request: Request;
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** Reconnections in a row that may bring no event before the cut is final. */
+  maxAttempts: number;
+  /** The wait before a reconnection, then the cap of its backoff, in ms. */
+  delay: number;
+  maxDelay: number;
+  /** Called before each reconnection (the number of reconnections so far, this one included). */
+  onResume: (resumes: number) => void;
+}
+
+/**
+ * Wraps a response whose body is SSE. The body is not touched until iteration begins. With `resume`, a cut body
+ * is read on from where it broke: each event is yielded once, whatever the number of connections.
+ */
+export function readSseStream(response: Response, limits: StreamLimits = {}, resume?: StreamResume): SseStream {
   let parsed: SseEventStream | undefined;
+  let started = false;
   return {
     response,
     get incomplete() {
       return parsed?.incomplete ?? false;
     },
     batches() {
-      if (parsed) throw new Ai4tsError('This stream was already iterated: a response body can be read once');
+      if (started) throw new Ai4tsError('This stream was already iterated: a response body can be read once');
+      started = true;
+      if (resume) return resuming(response, resume, limits);
       const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
       // We hold the reader ourselves so a timeout or an abort can cancel the body even while a read is pending.
       const reader = body.getReader();
       parsed = parseSse(chunksOf(reader));
-      return batches(parsed, reader, limits);
+      const cancel = () => void reader.cancel().catch(() => undefined);
+      return batches(parsed.batches(), cancel, limits);
     },
     [Symbol.asyncIterator]() {
       return eachEvent(this.batches());
@@ -63,18 +87,51 @@ function chunksOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncIterabl
 }
 
 /**
+ * The events of `response` and of the connections that resume it, through `connectSse`: its first fetch is the
+ * response already open, each later one a reconnection. A reconnection that fails for good is a ConnectionError.
+ */
+function resuming(
+  response: Response,
+  resume: StreamResume,
+  limits: StreamLimits,
+): AsyncGenerator<SseEvent[], void, undefined> {
+  const stop = new AbortController();
+  const signal = limits.signal ? AbortSignal.any([limits.signal, stop.signal]) : stop.signal;
+  let resumes = -1;
+  const events = connectSse(resume.request, {
+    signal,
+    retry: { delay: resume.delay, maxDelay: resume.maxDelay, maxAttempts: resume.maxAttempts, reconnectOnClose: false },
+    fetch: (input, init) => {
+      if (++resumes === 0) return Promise.resolve(response);
+      resume.onResume(resumes);
+      return resume.fetch(input, init);
+    },
+  });
+  return batches(resumed(events), () => stop.abort(), limits);
+}
+
+/** One event per batch; connectSse's final failure as the ConnectionError it is. */
+async function* resumed(events: AsyncIterable<SseEvent>): AsyncGenerator<SseEvent[], void, undefined> {
+  try {
+    for await (const event of events) yield [event];
+  } catch (error) {
+    if (error instanceof SseError && (error.code === 'network_error' || error.code === 'http_error'))
+      throw new ConnectionError(`The stream was cut and could not be resumed: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/**
  * The events a chunk at a time, with the limits: the timers are armed once per chunk that completes events, not
- * per event (the idle limit is the longest wait for the next event either way).
+ * per event (the idle limit is the longest wait for the next event either way). `cancel` releases the source.
  */
 async function* batches(
-  parsed: SseEventStream,
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  source: AsyncIterator<SseEvent[], void>,
+  // Not awaited by its callers: some bodies (mocked ones) never settle a cancel, and nothing may hang on it.
+  cancel: () => void,
   limits: StreamLimits,
 ): AsyncGenerator<SseEvent[], void, undefined> {
   const { signal, firstTokenTimeout, idleTimeout, secrets } = limits;
-  // Not awaited: some bodies (mocked ones) never settle a cancel, and nothing may hang on it.
-  const cancel = () => void reader.cancel().catch(() => undefined);
-  const source = parsed.batches();
   const watch = new Watch(signal, cancel);
   let phase: 'first_token' | 'idle' = 'first_token';
   let timeout = firstTokenTimeout;
@@ -116,7 +173,12 @@ class Watch {
 
   wait<T>(read: Promise<T>, phase: 'first_token' | 'idle', timeout: number | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#signal?.aborted) return reject(abortError(this.#signal));
+      if (this.#signal?.aborted) {
+        // The read is abandoned, but it may still fail: Node 24's fetch errors the body with the abort's reason,
+        // which would otherwise be an unhandled rejection.
+        read.catch(() => undefined);
+        return reject(abortError(this.#signal));
+      }
       this.#reject = reject;
       const timer =
         timeout === undefined

@@ -27,8 +27,8 @@ import {
   redactJsonText,
   toAi4tsError,
 } from '../internal/fail.js';
-import { type Backoff, isRetryableStatus, retryDelay, sleep } from './retry.js';
-import { readSseStream, type SseStream } from './stream.js';
+import { type Backoff, DEFAULT_BACKOFF, isRetryableStatus, retryDelay, sleep } from './retry.js';
+import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
 import type { ModelMiddleware } from '../observe/middleware.js';
@@ -132,6 +132,10 @@ export interface RequestInit_ {
   /** The model call this request belongs to ({@link Transport.call}): told of each response and retry. */
   watch?: RequestWatch;
 }
+
+/** The headers of a stream an ai4ts gateway can resume: its id, and `1` when it is kept for a client that comes back. */
+export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
+export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
 
 const DEFAULT_TIMEOUT = 600_000;
 const DEFAULT_MAX_RETRIES = 2;
@@ -370,7 +374,37 @@ export class Transport {
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
-    return readSseStream(response, { signal: call.signal, ...resolveStreamTimeouts(call, this.#options), secrets });
+    const limits = { signal: call.signal, ...resolveStreamTimeouts(call, this.#options), secrets };
+    return readSseStream(response, limits, this.#resume(response, call, init.watch));
+  }
+
+  /**
+   * How a stream the server says it can resume is read on after a cut: a response with `x-ai4ts-stream-id` and
+   * `x-ai4ts-resumable: 1` (an ai4ts gateway's resumable stream) continues with `GET <baseURL>/streams/{id}`, with
+   * the call's headers (auth included) and `Last-Event-ID`, up to `maxRetries` reconnections in a row that bring
+   * no event, with the transport's backoff. Undefined for any other stream, or with `maxRetries: 0`.
+   */
+  #resume(response: Response, call: RequestOptions, watch: RequestWatch | undefined): StreamResume | undefined {
+    const id = response.headers.get(STREAM_ID_HEADER);
+    const maxAttempts = call.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!id || response.headers.get(RESUMABLE_HEADER) !== '1' || maxAttempts < 1) return undefined;
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return undefined;
+    const headers = this.#headers(this.#apiKey(call), call);
+    headers.set('accept', 'text/event-stream');
+    const { initialMs, maxMs } = { ...DEFAULT_BACKOFF, ...this.#options.backoff };
+    const log = this.#log;
+    const url = this.#url(`streams/${encodeURIComponent(id)}`, call);
+    return {
+      request: new Request(url, { headers }),
+      fetch: this.#options.fetch ? withCallShape(this.#options.fetch) : globalThis.fetch,
+      maxAttempts,
+      delay: initialMs,
+      maxDelay: maxMs,
+      onResume: (resumes) => {
+        log?.write('warn', 'stream resumed', { url: `${url.origin}${url.pathname}`, resumes }, this.secrets(call));
+        watch?.resumed(resumes);
+      },
+    };
   }
 
   /** The retry policy of a stream handle for this call: its `maxRetries` and `onRetry`, else the transport's. */

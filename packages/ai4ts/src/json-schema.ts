@@ -1,0 +1,2 @@
+/** ai4ts/json-schema: tools with JSON Schema parameters (`defineJsonSchemaTool`), from @ai4ts/core/json-schema. */
+export * from '@ai4ts/core/json-schema';
