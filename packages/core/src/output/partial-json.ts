@@ -43,6 +43,8 @@ const CHARS_PER_UNIT = 8;
  * chunk, not per delta, so a long string's rope is shallow and small.
  */
 const CHUNK_CHARS = 1024;
+/** Keys an object looks up by scanning them before it indexes them in a Map. */
+const SCANNED_KEYS = 8;
 
 /** A container being parsed: its entries. Once closed, its built value takes its place in its parent. */
 class Container {
@@ -53,21 +55,23 @@ class Container {
    * container (the last entry).
    */
   readonly values: unknown[] = [];
-  /** Object key -> position in `values` (a repeated key replaces the value in place, as `JSON.parse` does). */
-  readonly positions: Map<string, number> | undefined;
-  constructor(readonly isArray: boolean) {
-    this.positions = isArray ? undefined : new Map();
-  }
+  /**
+   * Object key -> position in `values` (a repeated key replaces the value in place, as `JSON.parse` does), once
+   * the object has more than {@link SCANNED_KEYS} keys: below that, scanning `keys` is cheaper than a Map per object.
+   */
+  #positions: Map<string, number> | undefined;
+  constructor(readonly isArray: boolean) {}
 
   /** Sets the entry for `key` (objects) or appends one (arrays); returns its position. */
   add(key: string, value: unknown): number {
-    if (this.positions === undefined) return this.values.push(value) - 1;
-    const position = this.positions.get(key);
-    if (position !== undefined) {
+    if (this.isArray) return this.values.push(value) - 1;
+    const position = this.#positions ? (this.#positions.get(key) ?? -1) : this.keys.indexOf(key);
+    if (position !== -1) {
       this.values[position] = value;
       return position;
     }
-    this.positions.set(key, this.values.length);
+    if (this.#positions) this.#positions.set(key, this.keys.length);
+    else if (this.keys.length === SCANNED_KEYS) this.#positions = new Map([...this.keys, key].map((name, at) => [name, at]));
     this.keys.push(key);
     return this.values.push(value) - 1;
   }
@@ -77,26 +81,39 @@ class Container {
    * value, or a string in progress).
    */
   compose(count: number, lastAt: number, last: unknown): unknown {
-    const values = new Array<unknown>(count);
-    for (let i = 0; i < count; i++) values[i] = i === lastAt ? last : this.values[i];
-    if (this.isArray) return values;
+    if (this.isArray) {
+      const values = new Array<unknown>(count);
+      for (let i = 0; i < count; i++) values[i] = i === lastAt ? last : this.values[i];
+      return values;
+    }
     const object: Record<string, unknown> = {};
     for (let i = 0; i < count; i++) {
       const key = this.keys[i] as string;
+      const value = i === lastAt ? last : this.values[i];
       // An own `__proto__` member, as JSON.parse makes it, not the prototype.
-      if (key === '__proto__') Object.defineProperty(object, key, { value: values[i], enumerable: true, writable: true, configurable: true });
-      else object[key] = values[i];
+      if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+      else object[key] = value;
     }
     return object;
   }
 }
 
-/** A partial value as captured: the open containers, their entry counts, and the string in progress. */
-interface Capture {
+/**
+ * The open containers as captures see them, shared by every capture until a container opens or closes: a
+ * container but the innermost gets no entry while its child is open, so only the innermost's count changes.
+ */
+interface Frame {
   readonly open: readonly Container[];
+  /** The entries of each open container but the innermost. */
   readonly counts: readonly number[];
   /** Where each open container but the first sits in its parent. */
   readonly positions: readonly number[];
+}
+
+/** A partial value as captured: the open containers, the innermost's entry count, and the string in progress. */
+interface Capture {
+  readonly frame: Frame;
+  readonly count: number;
   /** The string in progress in the innermost container, and its position; position -1 when there is none. */
   readonly leaf: string;
   readonly leafAt: number;
@@ -107,12 +124,12 @@ interface Capture {
 /** Builds a captured partial value once, innermost container first (iterative: nesting depth costs no stack). */
 function materialize(capture: Capture): unknown {
   if (capture.built) return capture.built[0];
-  const { open, counts, positions } = capture;
+  const { open, counts, positions } = capture.frame;
   const built = new Array<unknown>(open.length);
   let child: unknown = capture.leaf;
   let childAt = capture.leafAt;
   for (let i = open.length - 1; i >= 0; i--) {
-    child = (open[i] as Container).compose(counts[i] as number, childAt, child);
+    child = (open[i] as Container).compose(counts[i] ?? capture.count, childAt, child);
     built[i] = child;
     childAt = positions[i - 1] ?? -1;
   }
@@ -144,6 +161,11 @@ type Mode = (typeof Mode)[keyof typeof Mode];
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const LITERALS: Readonly<Record<string, true | false | null>> = { true: true, false: false, null: null };
 const ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** A character a number may hold: a digit, `.`, `e`, `E`, `+`, `-` (the grammar is checked once it ends). */
+function isNumberChar(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || code === 0x2e || code === 0x65 || code === 0x45 || code === 0x2b || code === 0x2d;
+}
 
 function isWhitespace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
@@ -198,6 +220,8 @@ export class PartialJsonParser {
   #latest: (() => unknown) | undefined;
   /** What `#latest` reads, when the value has open containers. */
   #capture: Capture | undefined;
+  /** The open containers as the captures since the last one opened or closed see them. */
+  #frame: Frame | undefined;
 
   /** The partial value (`undefined` until something is visible); a new object after each change, the same one otherwise. */
   get value(): unknown {
@@ -211,16 +235,21 @@ export class PartialJsonParser {
   partial(): () => unknown {
     if (this.#latest) return this.#latest;
     let read: () => unknown;
-    const root = this.#root;
-    if (!(root instanceof Container)) {
-      const value = this.#mode === Mode.String && this.#stack.length === 0 && this.#hasRoot ? this.#text() : root;
+    const top = this.#stack.at(-1);
+    if (top === undefined) {
+      // No open container: the root is a complete value, or a string in progress.
+      const value = this.#mode === Mode.String && this.#hasRoot ? this.#text() : this.#root;
       read = () => value;
     } else {
       const inString = this.#mode === Mode.String && !this.#isKey;
-      const capture: Capture = {
+      this.#frame ??= {
         open: [...this.#stack],
-        counts: this.#stack.map((container) => container.values.length),
+        counts: this.#stack.slice(0, -1).map((container) => container.values.length),
         positions: [...this.#positions],
+      };
+      const capture: Capture = {
+        frame: this.#frame,
+        count: top.values.length,
         leaf: inString ? this.#text() : '',
         leafAt: inString ? this.#slot : -1,
       };
@@ -254,17 +283,17 @@ export class PartialJsonParser {
         i = this.#readString(delta, i);
         continue;
       }
+      if (this.#mode === Mode.Number) {
+        // The number's characters in this delta join the token at once (one string, not one per digit).
+        let end = i;
+        while (end < length && isNumberChar(delta.charCodeAt(end))) end++;
+        if (end > i) this.#token += delta.slice(i, end);
+        i = end;
+        if (i < length) this.#endNumber(); // the character after it is read again in the next mode
+        continue;
+      }
       const char = delta[i] as string;
       const code = delta.charCodeAt(i);
-      if (this.#mode === Mode.Number) {
-        if ((code >= 0x30 && code <= 0x39) || char === '.' || char === 'e' || char === 'E' || char === '+' || char === '-') {
-          this.#token += char;
-          i++;
-          continue;
-        }
-        this.#endNumber();
-        continue; // `char` is read again in the next mode
-      }
       if (this.#mode === Mode.Literal) {
         this.#token += char;
         i++;
@@ -420,7 +449,9 @@ export class PartialJsonParser {
   /** The string in progress so far (its pieces joined to `#token`). */
   #text(): string {
     if (this.#pieces.length > 0) {
-      this.#token += this.#pieces.join('');
+      const [only] = this.#pieces;
+      // A short string read in one delta is its one piece: no copy.
+      this.#token += this.#pieces.length === 1 && only !== undefined ? only : this.#pieces.join('');
       this.#pieces.length = 0;
       this.#piecesLength = 0;
     }
@@ -480,6 +511,7 @@ export class PartialJsonParser {
     const position = this.#place(container);
     if (this.#stack.length > 0) this.#positions.push(position);
     this.#stack.push(container);
+    this.#frame = undefined;
   }
 
   /**
@@ -490,10 +522,11 @@ export class PartialJsonParser {
   #close(): void {
     const depth = this.#stack.length - 1;
     const container = this.#stack.pop();
+    this.#frame = undefined;
     const position = this.#positions.pop();
     if (container) {
       this.#openCost -= container.values.length * (container.isArray ? 1 : MEMBER_COST);
-      const built = this.#capture?.open[depth] === container ? this.#capture.built?.[depth] : undefined;
+      const built = this.#capture?.frame.open[depth] === container ? this.#capture.built?.[depth] : undefined;
       // The value replaces the container, which is dropped (a partial taken earlier keeps its own reference).
       const value = built ?? container.compose(container.values.length, -1, undefined);
       const parent = this.#stack.at(-1);
