@@ -200,12 +200,14 @@ describe('PartialJsonParser', () => {
       for (let at = 0; at < text.length; at += 10, deltas++) {
         if (parser.push(text.slice(at, at + 10))) lengths.push((parser.value as { body?: string }).body?.length ?? 0);
       }
-      const read = lengths.reduce((sum, length) => sum + length, 0);
-      // A string costs a unit per 8 characters: at most 8 x (32 a partial + 8 a character) characters to read.
-      expect(read).toBeLessThanOrEqual(8 * (32 * deltas + 8 * text.length));
+      // A string costs a unit per 32 characters, a unit per character past 64K (see partial-json.ts): every shown
+      // partial's string together costs at most 32 a partial + 8 a character.
+      const cost = lengths.reduce((sum, length) => sum + (length <= 65_536 ? length / 32 : length), 0);
+      expect(cost).toBeLessThanOrEqual(32 * deltas + 8 * text.length);
       expect(lengths.at(-1)).toBe(body.length);
-      // Shown all along (about every 1/64 of the string so far), not only at the end.
-      expect(lengths.length).toBeGreaterThan(128);
+      // Shown all along (about every 1/256 of the string so far, every 1/8 past 64K), not only at the end.
+      expect(lengths.filter((length) => length <= 65_536).length).toBeGreaterThan(512);
+      expect(lengths.filter((length) => length > 65_536 && length < body.length).length).toBeGreaterThan(4);
     });
 
     it('end() shows the change held back, even when the text is cut', () => {

@@ -14,17 +14,18 @@
  *
  * Reading every partial is linear too, by an amortized schedule of the partials shown. A partial is a plain
  * immutable value, so one taken while a list of k items is open costs O(k) to build (a new array), and a string in
- * progress costs its length to whoever reads its characters (V8 flattens the rope). Showing a partial after every
- * delta would make a reader that looks at each one quadratic in the length of the text. So `push` reports a change
- * only when the cost of the partial (depth, entries of the open containers, a fraction of the string in progress;
- * see the constants below) is at most {@link SHOW_SLACK} + {@link SHOW_PER_CHAR} x the characters read since the
- * last partial shown; changes in between merge into the next one shown. Summed over a stream, building every
- * partial shown costs at most SHOW_SLACK x deltas + SHOW_PER_CHAR x characters. With deltas of ~10 characters,
- * open containers of up to ~100 entries are shown after every change; a list of 10,000 records about every 1,250
- * characters. The change that completes the value is always shown, and `end()` shows anything held back, so the
- * last partial shown equals `JSON.parse` of the text. (The other way, partials as persistent structures read in
- * O(depth + change), would not give plain arrays and strings: `Array.isArray`, JSON.stringify, zod and deep
- * equality all want plain values.)
+ * progress costs its length to whoever reads its characters (V8 flattens the rope), much more per character once
+ * the copy no longer fits V8's regular heap. Showing a partial after every delta would make a reader that looks at
+ * each one quadratic in the length of the text. So `push` reports a change only when the cost of the partial
+ * (depth, entries of the open containers, the string in progress; see the constants below) is at most
+ * {@link SHOW_SLACK} + {@link SHOW_PER_CHAR} x the characters read since the last partial shown; changes in
+ * between merge into the next one shown. Summed over a stream, building every partial shown costs at most
+ * SHOW_SLACK x deltas + SHOW_PER_CHAR x characters. With deltas of ~10 characters, open containers of up to ~100
+ * entries are shown after every change; a list of 10,000 records about every 1,250 characters; a string in
+ * progress about every 1/256 of its length, every 1/8 past 64K characters. The change that completes the value is
+ * always shown, and `end()` shows anything held back, so the last partial shown equals `JSON.parse` of the text.
+ * (The other way, partials as persistent structures read in O(depth + change), would not give plain arrays and
+ * strings: `Array.isArray`, JSON.stringify, zod and deep equality all want plain values.)
  */
 
 /** Cost units that every partial may spend regardless of the text read since the last one (one unit: copying an array entry). */
@@ -35,9 +36,21 @@ const SHOW_PER_CHAR = 8;
 const MEMBER_COST = 4;
 /**
  * Characters of the string in progress per cost unit. Building a partial does not copy the string (it is a rope),
- * but a reader of its characters does: a long string field is shown about every 1/64 of its length.
+ * but a reader of its characters does (V8 flattens the rope into a new flat string): a string field is shown
+ * about every 1/256 of its length.
  */
-const CHARS_PER_UNIT = 8;
+const CHARS_PER_UNIT = 32;
+/**
+ * Past this many characters (128 KB of two-byte characters: V8's largest regular heap object), each flat copy a
+ * reader makes is a new large object on fresh pages, a page fault every 4 KB: measured at 3-8 ns a character
+ * instead of 0.1-0.2. Such a string costs a unit per character, so it is shown about every 1/8 of its length.
+ */
+const LARGE_STRING = 65_536;
+
+/** What reading the string in progress costs, in units (see {@link CHARS_PER_UNIT} and {@link LARGE_STRING}). */
+function stringCost(length: number): number {
+  return length <= LARGE_STRING ? length / CHARS_PER_UNIT : length;
+}
 /**
  * A string in progress is kept as flat chunks of about this many characters (see `#pieces`): one rope node per
  * chunk, not per delta, so a long string's rope is shallow and small.
@@ -329,7 +342,7 @@ export class PartialJsonParser {
   /** What building the current partial costs a reader, in units of one array entry copied. */
   #cost(): number {
     const inString = this.#mode === Mode.String && !this.#isKey;
-    return this.#stack.length + this.#openCost + (inString ? this.#stringLength() / CHARS_PER_UNIT : 0);
+    return this.#stack.length + this.#openCost + (inString ? stringCost(this.#stringLength()) : 0);
   }
 
   #show(): true {
