@@ -22,7 +22,6 @@ import type {
  * The events of every token (deltas, stops, pings) are checked in place and returned as parsed, with no copy.
  */
 export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent | undefined {
-  const line = () => JSON.stringify(data);
   switch (data.type) {
     case 'content_block_delta':
       return isDeltaEvent(data) ? data : undefined;
@@ -33,10 +32,13 @@ export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent 
       return isEvent(data, 'ping') ? data : undefined;
     case 'message_stop':
       return isEvent(data, 'message_stop') ? data : undefined;
-    case 'message_start':
+    case 'message_start': {
+      const line = lineOf(data);
       if (!isRecord(data.message)) throw protocolError('message_start without a message', line());
       return { ...data, type: 'message_start', message: readMessage(data.message, line) };
-    case 'content_block_start':
+    }
+    case 'content_block_start': {
+      const line = lineOf(data);
       if (!isRecord(data.content_block)) throw protocolError('content_block_start without a content_block', line());
       return {
         ...data,
@@ -44,12 +46,18 @@ export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent 
         index: readIndex(data),
         content_block: readBlock(data.content_block, line),
       };
+    }
     case 'message_delta':
-      return readMessageDelta(data, line);
+      return readMessageDelta(data, lineOf(data));
     case 'error':
       return readErrorEvent(data);
   }
   return undefined;
+}
+
+/** The data as an error's `line`, serialized only when an error needs it. */
+function lineOf(data: Record<string, unknown>): () => string {
+  return () => JSON.stringify(data);
 }
 
 /** An event whose fields beside `type` were checked (or that has none). */
