@@ -184,15 +184,16 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    */
   push(event: RawMessageStreamEvent): void {
     if (this.#status === 'completed' || this.#status === 'failed') return;
+    // The token event first: each case compares the (not interned) type string.
     switch (event.type) {
+      case 'content_block_delta':
+        this.#delta(event);
+        break;
       case 'message_start':
         this.#messageStart(event.message, event);
         break;
       case 'content_block_start':
         this.#start(event);
-        break;
-      case 'content_block_delta':
-        this.#delta(event);
         break;
       case 'content_block_stop':
         this.#current(event);

@@ -90,8 +90,11 @@ export function copyPart(part: unknown): unknown {
  */
 export function mergeRecord(built: Json, next: Json): Json {
   const merged: Json = { ...built };
-  // Own keys only, and a `__proto__` key set as a field (see setOwn): the server's keys are data.
-  for (const [key, value] of Object.entries(next)) {
+  // Own keys only, and a `__proto__` key set as a field (see setOwn): the server's keys are data. A `for...in`,
+  // not Object.entries: no array per key (every `.done` item and part comes through here).
+  for (const key in next) {
+    if (!Object.hasOwn(next, key)) continue;
+    const value = next[key];
     const prev = getOwn(built, key);
     const erases =
       value === undefined ||
