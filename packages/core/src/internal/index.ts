@@ -26,7 +26,7 @@ export {
 } from './fail.js';
 export { NEVER } from './signal.js';
 export { getOwn, setOwn } from './own.js';
-export { checkRequest, ENGLISH } from './check.js';
+export { checkRequest, positiveInt } from './check.js';
 export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
