@@ -12,6 +12,7 @@ export { toolLoopEntryPoints } from '../tools/entry.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
+export type { OtelApi } from '../observe/otel.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
