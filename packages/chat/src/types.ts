@@ -199,7 +199,8 @@ const TextContent = z.union([z.string(), z.array(z.looseObject({ type: z.string(
 /**
  * Checks the fields every call needs, the message roles and the wire form of the tools; the API judges the rest. One
  * message shape with per-role refinements rather than a discriminated union: the same checks (and a clearer message
- * for an unknown role) without zod's discriminated-union class in every browser bundle.
+ * for an unknown role) without zod's discriminated-union class in every browser bundle (nor its literal class:
+ * a one-value enum checks the same).
  */
 export const ChatCompletionRequestSchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
@@ -213,7 +214,7 @@ export const ChatCompletionRequestSchema = z.looseObject({
             z.array(
               z.looseObject({
                 id: z.string(),
-                type: z.literal('function'),
+                type: z.enum(['function']),
                 function: z.looseObject({ name: z.string(), arguments: z.string() }),
               }),
             ),

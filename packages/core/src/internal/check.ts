@@ -38,11 +38,11 @@ function typeName(value: unknown): string {
 const ENGLISH = { error: message };
 
 /**
- * A positive integer (a token limit, a choice count). One refinement: `z.int().check(z.positive())` brings two more
- * zod classes into every browser bundle.
+ * A positive integer (a token limit, a choice count). One custom check: `z.int().check(z.positive())` brings three
+ * more zod classes into every browser bundle.
  */
-export function positiveInt(): z.ZodMiniNumber {
-  return z.number().check(z.refine((value) => Number.isInteger(value) && value > 0, 'Invalid input: expected a positive integer'));
+export function positiveInt(): z.ZodMiniCustom<number, number> {
+  return z.custom<number>((value) => Number.isInteger(value) && Number(value) > 0, 'Invalid input: expected a positive integer');
 }
 
 /**
