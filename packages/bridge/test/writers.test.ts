@@ -32,9 +32,13 @@ const FIXED = { id: 'chatcmpl-1', model: 'm', created: 1 };
 
 describe('toOpenAISse', () => {
   it('writes each chunk as the canonical JSON text of its object, members in OpenAI order, with and without usage', async () => {
+    const events: BridgeEvent[] = [
+      { type: 'content', delta: 'a "q" \u00e9\n', snapshot: 'a "q" \u00e9\n', choice: 0 },
+      { type: 'content', delta: 'b', snapshot: 'a "q" \u00e9\nb', choice: 0 },
+    ];
     for (const includeUsage of [false, true]) {
       const { messages } = await collect(
-        toOpenAISse(from([{ type: 'content', delta: 'a "q" \u00e9\n' }, { type: 'content', delta: 'b' }, { type: 'done' }]), {
+        toOpenAISse(from(events), {
           id: 'chatcmpl-"1"',
           model: 'm\\x',
           created: 7,
