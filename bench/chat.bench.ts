@@ -8,6 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import OpenAI from 'openai';
+import { aiSdkFinal, aiSdkModel } from './ai-sdk.ts';
 import { compare, type Digest, FloorSplitter, floorRead, print, prng, renderChat, type Shape, shapes, cut, streamOf, check, pipelineRow, linearity, expect } from './input.ts';
 
 const BASE = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":';
@@ -72,6 +73,7 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
   const rendered = renderChat(shape);
   const { pieces, separator } = rendered;
   const client = openaiClient(() => pieces);
+  const aiSdk = aiSdkModel('chat', () => pieces);
   type Completion = { choices: { message: unknown }[] };
   const result = await compare(
     [
@@ -87,10 +89,12 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
         run: () => openaiFinal(client),
         check: (r) => check('openai-node', shape, digestOf((r as Completion).choices[0]?.message as FinalMessage, false)),
       },
+      // The AI SDK's OpenAI chat model drops reasoning_content too.
+      { name: 'ai-sdk', run: () => aiSdkFinal(aiSdk), check: (r) => check('ai-sdk', shape, { text: (r as Digest).text, args: (r as Digest).args }) },
     ],
     { rounds: 3, time: 400, async: true },
   );
-  return pipelineRow(rendered, result, 'openai-node');
+  return pipelineRow(rendered, result, ['openai-node', 'ai-sdk']);
 }
 
 /** One content event whose bytes arrive in `n` chunks of 10 bytes. */
@@ -127,7 +131,7 @@ export default async function run(): Promise<void> {
     title: 'Chat Completions: bytes to the final completion (ms per stream, best median of 3 interleaved rounds)',
     columns: Object.keys(rows[0] ?? {}),
     rows,
-    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
+    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. Peers: openai-node (`chat.completions.stream().finalChatCompletion()`) and the Vercel AI SDK\'s OpenAI chat model (`@ai-sdk/openai`, its `doStream` parts folded), each reading the in-memory body through its `fetch` option. `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
 
   const collected = async (pieces: Uint8Array[]) => (await collectChatCompletion(streamOf(pieces))).choices[0]?.message;

@@ -11,6 +11,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { VERSION as ANTHROPIC_VERSION } from '@anthropic-ai/sdk/version';
 import { collectMessage } from '@ai4ts/messages';
+import { aiSdkFinal, aiSdkModel } from './ai-sdk.ts';
 import { check, compare, cut, type Digest, FloorSplitter, floorRead, print, prng, renderMessages, type Shape, shapes, streamOf, pipelineRow, expect, linearity } from './input.ts';
 
 interface FloorEvent {
@@ -70,16 +71,18 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
   const rendered = renderMessages(shape);
   const { pieces, separator } = rendered;
   const client = anthropicClient(() => pieces);
+  const aiSdk = aiSdkModel('messages', () => pieces);
   type Final = { content: readonly object[] };
   const result = await compare(
     [
       { name: 'floor', run: () => floor(streamOf(pieces), separator), check: (r) => check('floor', shape, r as Digest) },
       { name: 'ai4ts', run: () => collectMessage(streamOf(pieces)), check: (r) => check('ai4ts', shape, digestOf((r as Final).content)) },
       { name: 'anthropic-sdk', run: () => anthropicFinal(client), check: (r) => check('@anthropic-ai/sdk', shape, digestOf((r as Final).content)) },
+      { name: 'ai-sdk', run: () => aiSdkFinal(aiSdk), check: (r) => check('ai-sdk', shape, r as Digest) },
     ],
     { rounds: 3, time: 400, async: true },
   );
-  return pipelineRow(rendered, result, 'anthropic-sdk', 3);
+  return pipelineRow(rendered, result, ['anthropic-sdk', 'ai-sdk'], { peer: 'anthropic-sdk', factor: 3 });
 }
 
 const START = { type: 'message_start', message: { id: 'msg_bench', type: 'message', role: 'assistant', model: 'claude-bench', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } };
@@ -125,7 +128,8 @@ export default async function run(): Promise<void> {
     rows,
     notes: [
       "Targets (issue 12): ai4ts <= 1.25x the floor's time, and >= 3x faster than the official Anthropic SDK (@anthropic-ai/sdk " +
-        `${ANTHROPIC_VERSION}), on every shape. The SDK reads the in-memory body through its \`fetch\` option. \`*\`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.`,
+        `${ANTHROPIC_VERSION}), on every shape. The SDK reads the in-memory body through its \`fetch\` option, as does the Vercel AI SDK's Anthropic model (\`@ai-sdk/anthropic\`, its \`doStream\` parts folded). \`*\`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.`,
+      'anthropic-sdk / floor is what a reader exactly as fast as the floor would gain on the SDK: where it is below 3, the ">= 3x" target asks ai4ts to beat the floor itself.',
     ],
   });
 

@@ -8,6 +8,7 @@
  */
 import { collectResponse } from '@ai4ts/responses';
 import OpenAI from 'openai';
+import { aiSdkFinal, aiSdkModel } from './ai-sdk.ts';
 import { check, compare, cut, type Digest, FloorSplitter, floorRead, print, prng, renderResponses, type Shape, shapes, streamOf, pipelineRow, expect, linearity } from './input.ts';
 
 type Json = Record<string, unknown>;
@@ -108,16 +109,18 @@ async function measure(shape: Shape): Promise<Record<string, string>> {
   const rendered = renderResponses(shape);
   const { pieces, separator } = rendered;
   const client = openaiClient(() => pieces);
+  const aiSdk = aiSdkModel('responses', () => pieces);
   type Final = { output: readonly object[] };
   const result = await compare(
     [
       { name: 'floor', run: () => floor(streamOf(pieces), separator), check: (r) => check('floor', shape, r as Digest) },
       { name: 'ai4ts', run: () => collectResponse(streamOf(pieces)), check: (r) => check('ai4ts', shape, digestOf((r as Final).output)) },
       { name: 'openai-node', run: () => openaiFinal(client), check: (r) => check('openai-node', shape, digestOf((r as Final).output)) },
+      { name: 'ai-sdk', run: () => aiSdkFinal(aiSdk), check: (r) => check('ai-sdk', shape, r as Digest) },
     ],
     { rounds: 3, time: 400, async: true },
   );
-  return pipelineRow(rendered, result, 'openai-node');
+  return pipelineRow(rendered, result, ['openai-node', 'ai-sdk']);
 }
 
 export default async function run(): Promise<void> {
@@ -127,7 +130,7 @@ export default async function run(): Promise<void> {
     title: 'Responses: bytes to the final response (ms per stream, best median of 3 interleaved rounds)',
     columns: Object.keys(rows[0] ?? {}),
     rows,
-    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. openai-node is the only peer measured (the Vercel AI SDK is not installed). `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
+    notes: ['Target (issue 12): ai4ts <= 1.25x the floor\'s time on every shape. Peers: openai-node (`responses.stream().finalResponse()`) and the Vercel AI SDK\'s OpenAI Responses model (`@ai-sdk/openai`, its `doStream` parts folded), each reading the in-memory body through its `fetch` option. `*`: slower than 1 s a run, timed as the best of 2 runs outside the rounds.'],
   });
 
   const collected = async (pieces: Uint8Array[]) => (await collectResponse(streamOf(pieces))).output as OutputItem[];

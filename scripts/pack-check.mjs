@@ -10,8 +10,8 @@
  * 3. A fresh project outside the repo (no workspace) installs the tarballs alone, plus zod; the other dependencies
  *    come from npm's cache that `npm ci` filled (`--prefer-offline`), or the registry. No @opentelemetry/api.
  * 4. The README example runs there against the embedded scripted model (@ai4ts/testing on 127.0.0.1): once as an
- *    ES module (typechecked first under `module: nodenext`), once through `require()` (Node 20.19+), and the
- *    installed `ai4ts-proxy --version` answers the packed version.
+ *    ES module (typechecked first under `module: nodenext`, with `skipLibCheck` on and off), once through `require()`
+ *    (Node 20.19+), and the installed `ai4ts-proxy --version` answers the packed version.
  *
  * `--keep` leaves the temporary directory for a look. Exit 1 on any failure, with every failure listed.
  */
@@ -188,23 +188,19 @@ ${run}
       'main().catch((error) => {\n  console.error(error);\n  process.exitCode = 1;\n});',
     ),
   );
-  // The types as a TypeScript user sees them from the installed packages (node_modules, not the repo's sources).
-  // skipLibCheck as `tsc --init` sets it: core's telemetry types name the optional peer @opentelemetry/api, which
-  // this project (rightly) does not install.
-  const compilerOptions = {
-    module: 'nodenext',
-    target: 'es2022',
-    strict: true,
-    noEmit: true,
-    allowJs: true,
-    checkJs: true,
-    skipLibCheck: true,
-  };
-  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['esm.mjs', 'cjs.cjs'] }));
-  if (run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app }).ok) {
-    console.log('ok   the README example typechecks against the installed packages (module: nodenext, ESM and CJS)');
-  } else {
-    fail('the README example does not typecheck against the installed packages');
+  // The types as a TypeScript user sees them from the installed packages (node_modules, not the repo's sources):
+  // once with skipLibCheck as `tsc --init` sets it, once with the declarations checked too, as a project with
+  // `skipLibCheck: false` has them (none may name the optional peer @opentelemetry/api, which is not installed here).
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  for (const skipLibCheck of [true, false]) {
+    const compilerOptions = { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, allowJs: true, checkJs: true, skipLibCheck };
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['esm.mjs', 'cjs.cjs'] }));
+    const how = `module: nodenext, ESM and CJS, skipLibCheck: ${skipLibCheck}`;
+    if (run(process.execPath, [tsc, '-p', app], { cwd: app }).ok) {
+      console.log(`ok   the README example typechecks against the installed packages (${how})`);
+    } else {
+      fail(`the README example does not typecheck against the installed packages (${how})`);
+    }
   }
 
   for (const [file, how] of [

@@ -95,6 +95,24 @@ describe('upstream timeouts', () => {
     }
   });
 
+  it('events that keep coming within the idle timeout never trip it, however long the stream lasts', async () => {
+    // Six gaps of 100 ms: each well within the 250 ms idle timeout, 600 ms in all (one timer serves the stream).
+    const daemon = await startDaemon(async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 6; i++) {
+        res.write(typed({ type: 'text', content: `${i}` }));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      res.end(typed({ type: 'done' }));
+    });
+    open.push(daemon);
+    const proxy = await listenOpenAIProxy({ upstream: daemon.url, dialect: 'typed', upstreamTimeouts: timeoutsFor('idle') });
+    open.push(proxy);
+    const { done, text } = readChunks(await (await ask(proxy.url, true)).text());
+    expect(text).toBe('012345');
+    expect(done).toBe(true);
+  });
+
   it('a stall between events is a 504 for a non-stream request', async () => {
     const { daemon, url } = await proxyFor(stallAfterText, 'idle');
     const response = await ask(url, false);

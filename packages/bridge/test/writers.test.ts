@@ -31,6 +31,37 @@ async function* from(events: BridgeEvent[], failure?: Error): AsyncGenerator<Bri
 const FIXED = { id: 'chatcmpl-1', model: 'm', created: 1 };
 
 describe('toOpenAISse', () => {
+  it('writes each chunk as the canonical JSON text of its object, members in OpenAI order, with and without usage', async () => {
+    const events: BridgeEvent[] = [
+      { type: 'content', delta: 'a "q" \u00e9\n', snapshot: 'a "q" \u00e9\n', choice: 0 },
+      { type: 'content', delta: 'b', snapshot: 'a "q" \u00e9\nb', choice: 0 },
+    ];
+    for (const includeUsage of [false, true]) {
+      const { messages } = await collect(
+        toOpenAISse(from(events), {
+          id: 'chatcmpl-"1"',
+          model: 'm\\x',
+          created: 7,
+          includeUsage,
+        }),
+      );
+      const deltas = [{ role: 'assistant', content: 'a "q" \u00e9\n' }, { content: 'b' }];
+      const usage = includeUsage ? { usage: null } : {};
+      expect(messages.slice(0, 2).map((m) => m.data)).toEqual(
+        deltas.map((delta) =>
+          JSON.stringify({
+            id: 'chatcmpl-"1"',
+            object: 'chat.completion.chunk',
+            created: 7,
+            model: 'm\\x',
+            choices: [{ index: 0, delta, finish_reason: null, logprobs: null }],
+            ...usage,
+          }),
+        ),
+      );
+    }
+  });
+
   it('writes the typed answer as OpenAI chunks: daemon tools in the vendor field, usage summed, [DONE]', async () => {
     const { messages, error } = await collect(
       toOpenAISse(readTypedEventDialect(streamOf([TYPED_ANSWER])), { ...FIXED, includeUsage: true }),

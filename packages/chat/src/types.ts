@@ -5,7 +5,7 @@
  * the per-request options' `extraBody`.
  */
 import type { ChatTool, FinishReason, SdkFields, Usage } from '@ai4ts/core';
-import { isRecord } from '@ai4ts/core/internal';
+import { isRecord, positiveInt } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 
 // ---- content parts -----------------------------------------------------------------------------------------------
@@ -196,31 +196,44 @@ export interface ChatCompletionRequest extends SdkFields {
 
 const TextContent = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);
 
-/** Checks the fields every call needs, the message roles and the wire form of the tools; the API judges the rest. */
+/**
+ * Checks the fields every call needs, the message roles and the wire form of the tools; the API judges the rest. One
+ * message shape with per-role refinements rather than a discriminated union: the same checks (and a clearer message
+ * for an unknown role) without zod's discriminated-union class in every browser bundle (nor its literal class:
+ * a one-value enum checks the same).
+ */
 export const ChatCompletionRequestSchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   messages: z
     .array(
-      z.discriminatedUnion('role', [
-        z.looseObject({ role: z.enum(['system', 'developer', 'user']), content: TextContent }),
-        z.looseObject({
-          role: z.literal('assistant'),
+      z
+        .looseObject({
+          role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
           content: z.nullish(TextContent),
           tool_calls: z.optional(
             z.array(
               z.looseObject({
                 id: z.string(),
-                type: z.literal('function'),
+                type: z.enum(['function']),
                 function: z.looseObject({ name: z.string(), arguments: z.string() }),
               }),
             ),
           ),
-        }),
-        z.looseObject({ role: z.literal('tool'), content: TextContent, tool_call_id: z.string() }),
-      ]),
+          tool_call_id: z.optional(z.string()),
+        })
+        .check(
+          z.refine((message) => message.role === 'assistant' || message.content != null, {
+            message: 'Invalid input: content is required except in an assistant message',
+            path: ['content'],
+          }),
+          z.refine((message) => message.role !== 'tool' || message.tool_call_id !== undefined, {
+            message: 'Invalid input: a tool message needs its tool_call_id',
+            path: ['tool_call_id'],
+          }),
+        ),
     )
     .check(z.minLength(1)),
-  n: z.nullish(z.int().check(z.positive())),
+  n: z.nullish(positiveInt()),
   tools: z.optional(
     z.array(
       z.custom<ChatWireTool>(

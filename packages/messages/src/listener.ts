@@ -109,8 +109,17 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   #unordered = false;
   #open = new Map<number, OpenBlock>();
   #toolCount = 0;
+  /**
+   * The text and thinking blocks in arrival order, message_start's excepted: what the `content` and `reasoning`
+   * snapshots join. Kept per block, not per delta, so a collector keeps no second copy of the text.
+   */
+  #textBlocks: TextBlock[] = [];
+  #thinkingBlocks: ThinkingBlock[] = [];
+  /** Running snapshots, kept only while someone listens; stale after deltas nobody heard, rebuilt when one comes. */
   #textSoFar = '';
   #thinkingSoFar = '';
+  #textStale = false;
+  #thinkingStale = false;
   /** The message, once message_stop completed it. */
   #final: Message | undefined;
   #error: Ai4tsError | undefined;
@@ -175,15 +184,16 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    */
   push(event: RawMessageStreamEvent): void {
     if (this.#status === 'completed' || this.#status === 'failed') return;
+    // The token event first: each case compares the (not interned) type string.
     switch (event.type) {
+      case 'content_block_delta':
+        this.#delta(event);
+        break;
       case 'message_start':
         this.#messageStart(event.message, event);
         break;
       case 'content_block_start':
         this.#start(event);
-        break;
-      case 'content_block_delta':
-        this.#delta(event);
         break;
       case 'content_block_stop':
         this.#current(event);
@@ -271,8 +281,12 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     this.#unordered = false;
     this.#open = new Map();
     this.#toolCount = 0;
+    this.#textBlocks = [];
+    this.#thinkingBlocks = [];
     this.#textSoFar = '';
     this.#thinkingSoFar = '';
+    this.#textStale = false;
+    this.#thinkingStale = false;
     this.#final = undefined;
     this.#error = undefined;
   }
@@ -317,9 +331,13 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     this.#indexes.push(index);
     const open = openBlock(block);
     this.#open.set(index, open);
-    if (open.kind === 'text' && open.block.text) this.#emitText(open.block.text);
-    else if (open.kind === 'thinking' && open.block.thinking) this.#emitThinking(open.block.thinking);
-    else if (open.kind === 'tool' && open.block.type === 'tool_use') {
+    if (open.kind === 'text') {
+      this.#textBlocks.push(open.block);
+      if (open.block.text) this.#emitText(open.block.text);
+    } else if (open.kind === 'thinking') {
+      this.#thinkingBlocks.push(open.block);
+      if (open.block.thinking) this.#emitThinking(open.block.thinking);
+    } else if (open.kind === 'tool' && open.block.type === 'tool_use') {
       open.toolIndex = this.#toolCount++;
       const { id, name } = open.block;
       this.emit('tool_call.start', { type: 'tool_call.start', index: open.toolIndex, id, name, choice: 0 });
@@ -426,15 +444,30 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     }
   }
 
-  // Each event object is built only for someone listening: a collector pays nothing per delta.
+  // Each event object and snapshot is built only for someone listening: a collector pays nothing per delta. The
+  // block already holds `delta` when these run, so a stale snapshot rebuilt from the blocks includes it.
   #emitText(delta: string): void {
-    this.#textSoFar += delta;
-    if (this.listenerCount('content') > 0) this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
+    if (this.listenerCount('content') === 0) {
+      this.#textStale = true;
+      return;
+    }
+    if (this.#textStale) {
+      this.#textStale = false;
+      this.#textSoFar = this.#textBlocks.map((block) => block.text).join('');
+    } else this.#textSoFar += delta;
+    this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
   }
 
   #emitThinking(delta: string): void {
-    this.#thinkingSoFar += delta;
-    if (this.listenerCount('reasoning') > 0) this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
+    if (this.listenerCount('reasoning') === 0) {
+      this.#thinkingStale = true;
+      return;
+    }
+    if (this.#thinkingStale) {
+      this.#thinkingStale = false;
+      this.#thinkingSoFar = this.#thinkingBlocks.map((block) => block.thinking).join('');
+    } else this.#thinkingSoFar += delta;
+    this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
   }
 
   #emitUsage(raw: MessageUsage): void {

@@ -22,7 +22,6 @@ import type {
  * The events of every token (deltas, stops, pings) are checked in place and returned as parsed, with no copy.
  */
 export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent | undefined {
-  const line = () => JSON.stringify(data);
   switch (data.type) {
     case 'content_block_delta':
       return isDeltaEvent(data) ? data : undefined;
@@ -33,10 +32,13 @@ export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent 
       return isEvent(data, 'ping') ? data : undefined;
     case 'message_stop':
       return isEvent(data, 'message_stop') ? data : undefined;
-    case 'message_start':
+    case 'message_start': {
+      const line = lineOf(data);
       if (!isRecord(data.message)) throw protocolError('message_start without a message', line());
       return { ...data, type: 'message_start', message: readMessage(data.message, line) };
-    case 'content_block_start':
+    }
+    case 'content_block_start': {
+      const line = lineOf(data);
       if (!isRecord(data.content_block)) throw protocolError('content_block_start without a content_block', line());
       return {
         ...data,
@@ -44,12 +46,18 @@ export function readEvent(data: Record<string, unknown>): RawMessageStreamEvent 
         index: readIndex(data),
         content_block: readBlock(data.content_block, line),
       };
+    }
     case 'message_delta':
-      return readMessageDelta(data, line);
+      return readMessageDelta(data, lineOf(data));
     case 'error':
       return readErrorEvent(data);
   }
   return undefined;
+}
+
+/** The data as an error's `line`, serialized only when an error needs it. */
+function lineOf(data: Record<string, unknown>): () => string {
+  return () => JSON.stringify(data);
 }
 
 /** An event whose fields beside `type` were checked (or that has none). */
@@ -73,14 +81,15 @@ function isDeltaEvent(data: Record<string, unknown>): data is Record<string, unk
 
 function isKnownDelta(delta: Record<string, unknown>, data: Record<string, unknown>): boolean {
   switch (delta.type) {
+    // Each field read by its name, not by a variable key: a keyed read of many names is a slow (megamorphic) one.
     case 'text_delta':
-      return hasString(delta, 'text', data);
+      return typeof delta.text === 'string' || missing(delta, 'text', data);
     case 'thinking_delta':
-      return hasString(delta, 'thinking', data);
+      return typeof delta.thinking === 'string' || missing(delta, 'thinking', data);
     case 'signature_delta':
-      return hasString(delta, 'signature', data);
+      return typeof delta.signature === 'string' || missing(delta, 'signature', data);
     case 'input_json_delta':
-      return hasString(delta, 'partial_json', data);
+      return typeof delta.partial_json === 'string' || missing(delta, 'partial_json', data);
     case 'citations_delta': {
       const { citation } = delta;
       if (!isRecord(citation) || typeof citation.type !== 'string')
@@ -91,10 +100,9 @@ function isKnownDelta(delta: Record<string, unknown>, data: Record<string, unkno
   return false;
 }
 
-function hasString(delta: Record<string, unknown>, name: string, data: Record<string, unknown>): true {
-  if (typeof delta[name] !== 'string')
-    throw protocolError(`A ${String(delta.type)} without its ${name}`, JSON.stringify(data));
-  return true;
+/** A known delta without its string field: a ProtocolError. */
+function missing(delta: Record<string, unknown>, name: string, data: Record<string, unknown>): never {
+  throw protocolError(`A ${String(delta.type)} without its ${name}`, JSON.stringify(data));
 }
 
 /**

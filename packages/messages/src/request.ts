@@ -1,6 +1,6 @@
 /** The Messages endpoint, the per-request options, and the wire body every call sends. */
 import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toAnthropicTool } from '@ai4ts/core';
-import { checkRequest, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
+import { checkRequest, isRecord, outputOf, positiveInt, toWireBody } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 import type { MessageCreateParams } from './types.js';
 
@@ -13,7 +13,7 @@ export type MessageRequestOptions = RequestOptions;
 /** The request fields every call needs; the rest passes through to the API, which checks it. */
 const requestSchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
-  max_tokens: z.int().check(z.positive()),
+  max_tokens: positiveInt(),
   messages: z.array(
     z.looseObject({
       role: z.enum(['user', 'assistant']),

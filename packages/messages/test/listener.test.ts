@@ -91,6 +91,25 @@ describe('MessageStreamListener: a plain answer', () => {
     expect(raw).toEqual(helloStream().map((e) => e.type));
     expect(final).toBe(listener.message);
   });
+  it('gives a handler added mid-stream the whole text so far as its snapshot (none kept while nobody listened)', () => {
+    const listener = new MessageStreamListener();
+    const seen: Array<{ delta: string; snapshot: string }> = [];
+    const reasoning: string[] = [];
+    // message_start's own block is no delta: the snapshots, like the events, leave it out.
+    const start = { type: 'message_start', message: { id: 'msg_1', model: 'm', content: [{ type: 'text', text: 'kept ' }] } };
+    run([start, ...thinkingBlock(1, 'sig', 'Think', 'ing.'), blockStart(2, { type: 'text', text: 'Hi' })], listener);
+    run([delta(2, { type: 'text_delta', text: ' there' })], listener);
+    listener.on('content', ({ delta, snapshot }) => seen.push({ delta, snapshot }));
+    listener.on('reasoning', ({ snapshot }) => reasoning.push(snapshot));
+    run([delta(2, { type: 'text_delta', text: '!' }), blockStop(2), ...textBlock(3, ' More.')], listener);
+    run([...thinkingBlock(4, 'sig', ' Again.'), messageDelta('end_turn'), messageStop], listener);
+    expect(seen).toEqual([
+      { delta: '!', snapshot: 'Hi there!' },
+      { delta: ' More.', snapshot: 'Hi there! More.' },
+    ]);
+    expect(reasoning).toEqual(['Thinking. Again.']);
+    expect(listener.text).toBe('kept Hi there! More.');
+  });
 });
 
 describe('MessageStreamListener: thinking, text and tools', () => {

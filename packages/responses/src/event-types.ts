@@ -41,8 +41,18 @@ export const BUILT_IN_EVENT =
  * word, and each handler checks those it reads (a gateway may send anything).
  */
 export function isKnownEvent(value: unknown): value is ResponseStreamEvent {
-  if (!isRecord(value) || typeof value.type !== 'string') return false;
-  return KNOWN_EVENT_TYPES.has(value.type) || BUILT_IN_EVENT.test(value.type);
+  if (!isRecord(value)) return false;
+  const { type } = value;
+  if (typeof type !== 'string') return false;
+  // The token events first, by comparison: a set lookup hashes the type, a new string on every event.
+  return (
+    type === 'response.output_text.delta' ||
+    type === 'response.function_call_arguments.delta' ||
+    type === 'response.reasoning_summary_text.delta' ||
+    type === 'response.reasoning_text.delta' ||
+    KNOWN_EVENT_TYPES.has(type) ||
+    BUILT_IN_EVENT.test(type)
+  );
 }
 
 /**

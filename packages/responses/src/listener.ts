@@ -173,9 +173,24 @@ export class ResponseStreamListener
    */
   #textStale = false;
   #summaryStale = false;
+  #reasoningStale = false;
   readonly #calls = new Map<number, CallState>();
+  /**
+   * The slot the last delta went to, for the next delta of the same run: no lookup and no new slot per token. It
+   * holds while `#layout` is unchanged (an item or a part replaced) and the delta points at the same place.
+   */
+  #deltaSlot: TextSlot | undefined;
+  #deltaKind: TextKind | undefined;
+  #deltaOutput: unknown;
+  #deltaPart: unknown;
+  #deltaLayout = 0;
+  /** Counts the replacements of items and parts: a slot found before one may point at what is no longer there. */
+  #layout = 0;
   #lastSequence: number | undefined;
-  /** Running snapshots for the `content` and `reasoning` events (resynced when a `.done` event corrects them). */
+  /**
+   * Running snapshots for the `content` and `reasoning` events, kept only while someone listens (stale otherwise,
+   * and after a `.done` event corrected them: rebuilt from the items).
+   */
   #text = '';
   #summary = '';
   /** The summary part the last summary delta went to (a new one is set apart by a blank line). */
@@ -325,7 +340,9 @@ export class ResponseStreamListener
     this.#clearItems();
     this.#textStale = false;
     this.#summaryStale = false;
+    this.#reasoningStale = false;
     this.#calls.clear();
+    this.#deltaSlot = undefined;
     this.#lastSequence = undefined;
     this.#text = '';
     this.#summary = '';
@@ -347,7 +364,16 @@ export class ResponseStreamListener
 
   /** Applies a known event; false when its payload is malformed (a warning, then skipped). */
   #apply(event: ResponseStreamEvent): boolean {
+    // The token events first: each case is a string comparison.
     switch (event.type) {
+      case 'response.output_text.delta':
+        return this.#textEvent('output_text', event, event.delta, false);
+      case 'response.reasoning_summary_text.delta':
+        return this.#textEvent('summary', event, event.delta, false);
+      case 'response.reasoning_text.delta':
+        return this.#textEvent('reasoning_text', event, event.delta, false);
+      case 'response.function_call_arguments.delta':
+        return this.#textEvent('arguments', event, event.delta, false);
       case 'response.created':
       case 'response.in_progress':
       case 'response.queued':
@@ -380,24 +406,16 @@ export class ResponseStreamListener
         return this.#summaryPart(event);
       case 'response.output_text.annotation.added':
         return this.#annotation(event);
-      case 'response.output_text.delta':
-        return this.#textEvent('output_text', event, event.delta, false);
       case 'response.output_text.done':
         return this.#textEvent('output_text', event, event.text, true);
       case 'response.refusal.delta':
         return this.#textEvent('refusal', event, event.delta, false);
       case 'response.refusal.done':
         return this.#textEvent('refusal', event, event.refusal, true);
-      case 'response.reasoning_summary_text.delta':
-        return this.#textEvent('summary', event, event.delta, false);
       case 'response.reasoning_summary_text.done':
         return this.#textEvent('summary', event, event.text, true);
-      case 'response.reasoning_text.delta':
-        return this.#textEvent('reasoning_text', event, event.delta, false);
       case 'response.reasoning_text.done':
         return this.#textEvent('reasoning_text', event, event.text, true);
-      case 'response.function_call_arguments.delta':
-        return this.#textEvent('arguments', event, event.delta, false);
       case 'response.function_call_arguments.done':
         return this.#textEvent('arguments', event, event.arguments, true);
       case 'response.custom_tool_call_input.delta':
@@ -486,6 +504,7 @@ export class ResponseStreamListener
   }
 
   #setItem(index: number, item: OutputItem): void {
+    this.#layout++;
     const replaced = this.#items.has(index);
     this.#items.set(index, item);
     if (typeof item.id === 'string') {
@@ -503,6 +522,7 @@ export class ResponseStreamListener
   }
 
   #clearItems(): void {
+    this.#layout++;
     this.#items.clear();
     this.#ordered = [];
     this.#positions.clear();
@@ -563,12 +583,14 @@ export class ResponseStreamListener
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isMessagePart(part)) return false;
       setPart(item.content, at, part, emptyTextPart);
+      this.#layout++;
     } else if (item.type === 'reasoning' && isSlot(item.content ?? [], at)) {
       item.content ??= [];
       built = item.content[at];
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isReasoningTextPart(part)) return false;
       setPart(item.content, at, part, emptyReasoningText);
+      this.#layout++;
     } else return false;
     if (built) this.#resyncIfChanged(built, part);
     return true;
@@ -584,6 +606,7 @@ export class ResponseStreamListener
     const part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
     if (!isSummaryPart(part)) return false;
     setPart(item.summary, at, part, emptySummary);
+    this.#layout++;
     if (built) this.#resyncIfChanged(built, part);
     return true;
   }
@@ -609,14 +632,14 @@ export class ResponseStreamListener
    */
   #textEvent(kind: TextKind, event: TextAddress, value: unknown, done: boolean): boolean {
     if (typeof value !== 'string') return false;
-    const slot = this.#slot(kind, event);
+    const slot = done ? this.#slot(kind, event) : this.#deltaSlotOf(kind, event);
     if (!slot) return false;
     const { holder, field, item } = slot;
     const built = typeof holder[field] === 'string' ? holder[field] : '';
     if (done) {
       const text = doneText(built, value);
       holder[field] = text;
-      if (text !== built && (kind === 'output_text' || kind === 'summary')) this.#resync();
+      if (kind === 'output_text' || kind === 'summary' || kind === 'reasoning_text') this.#corrected(kind, built, text);
       if (item.type === 'function_call') {
         const name = isRecord(event) ? getOwn(event, 'name') : undefined;
         if (!item.name && typeof name === 'string') item.name = name;
@@ -627,6 +650,28 @@ export class ResponseStreamListener
     holder[field] = built + value;
     this.#streamed(kind, slot, event, value);
     return true;
+  }
+
+  /** {@link #slot} for a delta: the last delta's slot when this one points at the same place and nothing moved. */
+  #deltaSlotOf(kind: TextKind, event: TextAddress): TextSlot | undefined {
+    const output = event.output_index;
+    const part = kind === 'summary' ? event.summary_index : event.content_index;
+    if (
+      this.#deltaSlot !== undefined &&
+      this.#deltaLayout === this.#layout &&
+      this.#deltaKind === kind &&
+      this.#deltaOutput === output &&
+      this.#deltaPart === part
+    )
+      return this.#deltaSlot;
+    const slot = this.#slot(kind, event);
+    // Only an event with its output_index is cached: one addressed by item_id may go elsewhere with the same fields.
+    this.#deltaSlot = typeof output === 'number' ? slot : undefined;
+    this.#deltaKind = kind;
+    this.#deltaOutput = output;
+    this.#deltaPart = part;
+    this.#deltaLayout = this.#layout;
+    return slot;
   }
 
   /** Emits the normalized event of a delta. Objects are only built when someone listens (the hot path). */
@@ -664,14 +709,20 @@ export class ResponseStreamListener
         return;
       }
       case 'reasoning_text':
-        this.#reasoningText += delta;
-        if (this.listenerCount('reasoning') > 0) {
-          this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#reasoningText, choice: 0 });
+        if (this.listenerCount('reasoning') === 0) {
+          this.#reasoningStale = true;
+          return;
         }
+        if (this.#reasoningStale) {
+          this.#reasoningStale = false;
+          this.#reasoningText = this.#rawReasoning();
+        } else this.#reasoningText += delta;
+        this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#reasoningText, choice: 0 });
         return;
       case 'arguments': {
+        if (this.listenerCount('tool_call.delta') === 0) return;
         const call = this.#calls.get(slot.index);
-        if (call && slot.item.type === 'function_call' && this.listenerCount('tool_call.delta') > 0) {
+        if (call && slot.item.type === 'function_call') {
           const id = slot.item.call_id;
           this.emit('tool_call.delta', { type: 'tool_call.delta', index: call.index, id, delta, choice: 0 });
         }
@@ -782,13 +833,33 @@ export class ResponseStreamListener
     }
   }
 
-  /** After a `.done` event corrected built text, the running snapshots follow the authoritative text. */
+  /** Every raw reasoning text part of every reasoning item, joined (what the `reasoning_text` deltas build). */
+  #rawReasoning(): string {
+    let text = '';
+    for (const item of this.#output()) {
+      if (item.type === 'reasoning') for (const part of item.content ?? []) if (part.type === 'reasoning_text') text += part.text;
+    }
+    return text;
+  }
+
+  /**
+   * A `.done` value settled one text kind: the running snapshot follows it when it changed the text. Nobody
+   * listening, it is only marked stale, without comparing (a whole part's text, the deltas' rope made flat).
+   */
+  #corrected(kind: 'output_text' | 'summary' | 'reasoning_text', built: string, text: string): void {
+    if (this.listenerCount(kind === 'output_text' ? 'content' : 'reasoning') === 0 || text !== built) this.#resync();
+  }
+
+  /** After a `.done` item or part replaced a built one, the running snapshots follow the authoritative text. */
   #resyncIfChanged(built: unknown, next: unknown): void {
-    if (shownText(built) !== shownText(next)) this.#resync();
+    // Nobody listening, no comparison (see #corrected): the snapshots are rebuilt if a listener comes.
+    if (this.listenerCount('content') === 0 && this.listenerCount('reasoning') === 0) this.#resync();
+    else if (shownText(built) !== shownText(next)) this.#resync();
   }
 
   #resync(): void {
     this.#textStale = true;
     this.#summaryStale = true;
+    this.#reasoningStale = true;
   }
 }

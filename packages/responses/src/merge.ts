@@ -51,7 +51,15 @@ export function doneText(built: string, done: string): string {
 export function shownText(value: unknown): string {
   if (!isRecord(value)) return '';
   if (typeof value.text === 'string') return value.text;
-  const parts = value.type === 'message' ? value.content : value.type === 'reasoning' ? value.summary : undefined;
+  if (value.type === 'message') return partsText(value.content);
+  if (value.type !== 'reasoning') return '';
+  // A reasoning item shows its summary, and its raw reasoning text (content) set apart.
+  const raw = partsText(value.content);
+  return raw === '' ? partsText(value.summary) : `${partsText(value.summary)}\u0001${raw}`;
+}
+
+/** The text of each part of a list, each ended by U+0000; '' for what is not a list. */
+function partsText(parts: unknown): string {
   if (!Array.isArray(parts)) return '';
   let text = '';
   for (const part of parts) if (isRecord(part) && typeof part.text === 'string') text += `${part.text}\u0000`;
@@ -82,8 +90,11 @@ export function copyPart(part: unknown): unknown {
  */
 export function mergeRecord(built: Json, next: Json): Json {
   const merged: Json = { ...built };
-  // Own keys only, and a `__proto__` key set as a field (see setOwn): the server's keys are data.
-  for (const [key, value] of Object.entries(next)) {
+  // Own keys only, and a `__proto__` key set as a field (see setOwn): the server's keys are data. A `for...in`,
+  // not Object.entries: no array per key (every `.done` item and part comes through here).
+  for (const key in next) {
+    if (!Object.hasOwn(next, key)) continue;
+    const value = next[key];
     const prev = getOwn(built, key);
     const erases =
       value === undefined ||

@@ -395,6 +395,47 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
     expect(snapshots).toEqual(['Hello', 'Hello!']);
   });
 
+  it('raw reasoning text: a .done correction and a listener that comes mid-stream get the snapshot of the items', () => {
+    const s = new Script().start();
+    const first = { item_id: 'rs_1', output_index: 0, content_index: 0 };
+    const second = { item_id: 'rs_2', output_index: 1, content_index: 0 };
+    s.add('response.output_item.added', { output_index: 0, item: { id: 'rs_1', type: 'reasoning', summary: [] } });
+    s.add('response.reasoning_text.delta', { ...first, delta: 'Thnk' });
+    s.add('response.reasoning_text.done', { ...first, text: 'Think. ' });
+    s.add('response.output_item.added', { output_index: 1, item: { id: 'rs_2', type: 'reasoning', summary: [] } });
+    s.add('response.reasoning_text.delta', { ...second, delta: 'Again' });
+    s.add('response.reasoning_text.delta', { ...second, delta: '.' });
+    // Listening from the start: the correction shows in the next snapshot.
+    const listened = new ResponseStreamListener();
+    const all: string[] = [];
+    listened.on('reasoning', (e) => all.push(e.snapshot));
+    for (const event of s.events) listened.push(event);
+    expect(all).toEqual(['Thnk', 'Think. Again', 'Think. Again.']);
+    // Listening from the second item's first delta: nothing was kept before, the snapshot is rebuilt from the items.
+    const late = new ResponseStreamListener();
+    const seen: string[] = [];
+    s.events.forEach((event, i) => {
+      if (i === 5) late.on('reasoning', (e) => seen.push(e.snapshot));
+      late.push(event);
+    });
+    expect(seen).toEqual(['Think. Again', 'Think. Again.']);
+  });
+
+  it('a delta after its part or item was replaced builds on the replacement, not on what it replaced', () => {
+    const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };
+    const listener = new ResponseStreamListener();
+    listener.push({ type: 'response.output_text.delta', ...at, delta: 'a' });
+    listener.push({ type: 'response.content_part.done', ...at, part: { type: 'output_text', text: 'ab', annotations: [] } });
+    listener.push({ type: 'response.output_text.delta', ...at, delta: 'c' });
+    const item = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed' };
+    listener.push({ type: 'response.output_item.done', output_index: 0, item: { ...item, content: [{ type: 'output_text', text: 'abcd', annotations: [] }] } });
+    listener.push({ type: 'response.output_text.delta', ...at, delta: 'e' });
+    listener.push({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', output_index: 1, summary_index: 0, delta: 'x' });
+    listener.push({ type: 'response.output_text.delta', ...at, delta: 'f' });
+    expect(listener.outputText).toBe('abcdef');
+    expect(listener.reasoningSummary).toBe('x');
+  });
+
   it('an empty .done value or a .done item without content never erases what the deltas built', () => {
     const s = new Script().start();
     const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };

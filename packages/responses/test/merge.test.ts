@@ -91,6 +91,7 @@ describe('indexes and text', () => {
     expect(shownText({ type: 'output_text', text: 'a' })).toBe('a');
     expect(shownText({ type: 'message', content: [{ text: 'a' }, { refusal: 'r' }, { text: 'b' }] })).toBe('a\u0000b\u0000');
     expect(shownText({ type: 'reasoning', summary: [{ text: 's' }] })).toBe('s\u0000');
+    expect(shownText({ type: 'reasoning', summary: [{ text: 's' }], content: [{ text: 'r' }] })).toBe('s\u0000\u0001r\u0000');
     expect(shownText(null)).toBe('');
   });
 

@@ -32,7 +32,10 @@ export function encodeSse(message: SseMessage): string {
       throw new TypeError(`An SSE retry must be a non-negative integer, got ${message.retry}`);
     out += `retry: ${message.retry}\n`;
   }
-  for (const line of message.data.split(LINE_BREAK)) out += `data: ${line}\n`;
+  const { data } = message;
+  // One data line without a regex split: the common case (JSON text never holds a raw line break).
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) out += `data: ${data}\n`;
+  else for (const line of data.split(LINE_BREAK)) out += `data: ${line}\n`;
   return `${out}\n`;
 }
 

@@ -5,9 +5,18 @@
  * provider or a daemon. Loaded only when the gateway's `telemetry` option is set: without it `@opentelemetry/api` is
  * never imported, and the gateway runs where it is not installed.
  */
-import type { Attributes, Context, Histogram, Span, TextMapGetter, TextMapPropagator, Tracer } from '@opentelemetry/api';
-import { AbortError, type TelemetryOptions } from '@ai4ts/core';
-import { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '@ai4ts/core/internal';
+import {
+  AbortError,
+  type OtelAttributes as Attributes,
+  type OtelContext as Context,
+  type OtelHistogram as Histogram,
+  type OtelPropagator,
+  type OtelSpan as Span,
+  type OtelTextMapGetter,
+  type OtelTracer as Tracer,
+  type TelemetryOptions,
+} from '@ai4ts/core';
+import { loadOtel, type ModelSpan, type OtelApi, type ResultSummary, Telemetry } from '@ai4ts/core/internal';
 import type { BridgeEvent } from '../events.js';
 import type { Incoming } from '../proxy/context.js';
 import type { AccessLogEntry } from './log.js';
@@ -16,12 +25,11 @@ import type { AccessLogEntry } from './log.js';
 export interface GatewayTelemetryOptions extends Omit<TelemetryOptions, 'parent'> {
   /**
    * Reads the caller's trace context from the request headers. Default: the globally registered propagator (an OTel
-   * SDK's default is W3C trace context and baggage; with none registered the caller's context is not read).
+   * SDK's default is W3C trace context and baggage; with none registered the caller's context is not read). A
+   * `TextMapPropagator` of `@opentelemetry/api`.
    */
-  propagator?: TextMapPropagator;
+  propagator?: OtelPropagator;
 }
-
-type OtelApi = typeof import('@opentelemetry/api');
 
 /** Methods the HTTP conventions name; any other is `_OTHER`. */
 const METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
@@ -29,7 +37,7 @@ const METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH',
 /** Bucket boundaries (seconds) the HTTP conventions advise for `http.server.request.duration`. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
-const HEADERS: TextMapGetter<Incoming> = {
+const HEADERS: OtelTextMapGetter<Incoming> = {
   // Propagators read the headers they know by name (W3C, B3, baggage); none needs to list them.
   keys: () => [],
   get: (carrier, key) => carrier.header(key),

@@ -67,23 +67,78 @@ export class UpstreamWatch {
   /**
    * The events within the first-event and idle timeouts. An iterator object rather than a generator: `return()`
    * reaches the source even before the first `next()`.
+   *
+   * One timer serves the whole stream, not one per event (a timer set and cleared per event was a few percent of the
+   * proxy's CPU time): each wait moves the deadline forward, and a timer that fires before it sleeps again for what
+   * is left. A wait only counts while the proxy waits on the daemon, never while its client is slow to read.
    */
   events<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
     const inner = source[Symbol.asyncIterator]();
-    let first = true;
+    let phase: TimeoutPhase = 'first_token';
+    let ms = this.#timeouts.firstEventMs;
+    let deadline = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timerAt = 0;
+    /** Rejects the wait in progress; undefined while none is. */
+    let fail: ((error: TimeoutError) => void) | undefined;
+    const arm = (delay: number) => {
+      timerAt = performance.now() + delay;
+      timer = setTimeout(check, delay);
+    };
+    const check = () => {
+      timer = undefined;
+      if (!fail) return;
+      const left = deadline - performance.now();
+      if (left > 0) return arm(left);
+      const error = new TimeoutError(phase, ms);
+      this.#controller.abort(error);
+      fail(error);
+    };
+    const stop = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      fail = undefined;
+    };
     const iterator: AsyncIterableIterator<T> = {
       [Symbol.asyncIterator]: () => iterator,
-      next: async () => {
-        const next = first
-          ? await this.#within(inner.next(), 'first_token', this.#timeouts.firstEventMs)
-          : await this.#within(inner.next(), 'idle', this.#timeouts.idleMs);
-        first = false;
-        return next;
+      next: () => {
+        const waitMs = ms;
+        if (waitMs <= 0) return inner.next().then(settled);
+        deadline = performance.now() + waitMs;
+        // A shorter wait than the one the timer was set for (the idle timeout after the first event's) sets it anew.
+        if (timer !== undefined && deadline < timerAt) {
+          clearTimeout(timer);
+          timer = undefined;
+        }
+        if (timer === undefined) arm(waitMs);
+        return new Promise<IteratorResult<T>>((resolve, reject) => {
+          fail = reject;
+          inner.next().then(
+            (next) => {
+              fail = undefined;
+              resolve(settled(next));
+            },
+            (error: unknown) => {
+              stop();
+              reject(error);
+            },
+          );
+        });
       },
       return: async () => {
+        stop();
         await inner.return?.();
         return { done: true, value: undefined };
       },
+    };
+    /** After an event, the waits are idle ones; after the end, no timer is left to hold the process. */
+    const settled = (next: IteratorResult<T>): IteratorResult<T> => {
+      if (next.done) stop();
+      else if (phase === 'first_token') {
+        phase = 'idle';
+        ms = this.#timeouts.idleMs;
+      }
+      return next;
     };
     return iterator;
   }

@@ -12,6 +12,7 @@ export { toolLoopEntryPoints } from '../tools/entry.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
+export type { OtelApi } from '../observe/otel.js';
 export { readSseStream } from '../transport/stream.js';
 export {
   abortError,
@@ -26,7 +27,7 @@ export {
 } from './fail.js';
 export { NEVER } from './signal.js';
 export { getOwn, setOwn } from './own.js';
-export { checkRequest, ENGLISH } from './check.js';
+export { checkRequest, positiveInt } from './check.js';
 export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';

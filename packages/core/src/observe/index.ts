@@ -3,3 +3,14 @@ export { addCost, type Cost, costOf, DEFAULT_PRICES, type ModelPrice, type Price
 export type { Logger, LogLevel, LogOptions } from './logger.js';
 export type { EventTransform, ModelContext, ModelMiddleware } from './middleware.js';
 export type { ResultSummary, TelemetryOptions } from './telemetry.js';
+export type {
+  OtelAttributes,
+  OtelAttributeValue,
+  OtelContext,
+  OtelHistogram,
+  OtelMeter,
+  OtelPropagator,
+  OtelSpan,
+  OtelTextMapGetter,
+  OtelTracer,
+} from './otel.js';

@@ -4,17 +4,25 @@
  * `@opentelemetry/api` is used, an optional peer dependency loaded the first time telemetry is switched on: with
  * telemetry off nothing is loaded and nothing runs.
  */
-import type { Attributes, Context, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import { Ai4tsError, ApiError } from '../errors.js';
 import { isRecord } from '../errors.js';
 import type { Usage } from '../events.js';
 import type { Cost } from './cost.js';
+import type {
+  OtelApi,
+  OtelAttributes as Attributes,
+  OtelContext as Context,
+  OtelHistogram as Histogram,
+  OtelMeter as Meter,
+  OtelSpan as Span,
+  OtelTracer as Tracer,
+} from './otel.js';
 
 /** Telemetry settings, on the client or per request (a request's fields win over the client's). */
 export interface TelemetryOptions {
-  /** Default: `trace.getTracer('ai4ts')` of the registered tracer provider. */
+  /** A `Tracer` of `@opentelemetry/api`. Default: `trace.getTracer('ai4ts')` of the registered tracer provider. */
   tracer?: Tracer;
-  /** Default: `metrics.getMeter('ai4ts')` of the registered meter provider. */
+  /** A `Meter` of `@opentelemetry/api`. Default: `metrics.getMeter('ai4ts')` of the registered meter provider. */
   meter?: Meter;
   /**
    * Record message content, system instructions, output, tool arguments and tool results on the spans. Off by
@@ -27,8 +35,6 @@ export interface TelemetryOptions {
    */
   parent?: Context;
 }
-
-type OtelApi = typeof import('@opentelemetry/api');
 
 let otel: OtelApi | undefined;
 let loading: Promise<OtelApi> | undefined;
