@@ -40,6 +40,15 @@ describe('SseDecoder', () => {
     expect(decoder.push('x\n\n')).toStrictEqual([{ event: 'message', data: '\uFFFDx' }]);
   });
 
+  it('reads a code point cut into one-byte slices, and a cut one followed by small ASCII slices as U+FFFD', () => {
+    const decoder = new SseDecoder();
+    const slices = [...new TextEncoder().encode('data: 中\n\n')].map((byte) => Uint8Array.of(byte));
+    expect(slices.flatMap((slice) => decoder.push(slice))).toStrictEqual([{ event: 'message', data: '中' }]);
+    // 0xe4 0xb8 starts a three-byte sequence the ASCII byte after it cuts short: one U+FFFD, then the ASCII.
+    const cut = [Uint8Array.of(0x64, 0x61, 0x74, 0x61, 0x3a, 0xe4), Uint8Array.of(0xb8), Uint8Array.of(0x41, 10, 10)];
+    expect(cut.flatMap((slice) => decoder.push(slice))).toStrictEqual([{ event: 'message', data: '\uFFFDA' }]);
+  });
+
   it('defaults maxEventSize to 16 MiB', () => {
     expect(DEFAULT_MAX_EVENT_SIZE).toBe(16 * 1024 * 1024);
     const decoder = new SseDecoder();

@@ -41,6 +41,29 @@ describe('properties', () => {
     );
   });
 
+  it('slices of a few bytes (decoded without TextDecoder when ASCII) agree with the whole', () => {
+    // Mostly ASCII, with multi-byte and invalid bytes among it, so that sequences are cut across the small slices.
+    const byte = fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 0x7f }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0x80, max: 0xff }) },
+    );
+    const prefix = encoder.encode('data: ');
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 300 }), fc.array(fc.nat({ max: 9 }), { maxLength: 60 }), (values, sizes) => {
+        const bytes = Uint8Array.from([...prefix, ...values, 10, 10]);
+        const chunks: Uint8Array[] = [];
+        let at = 0;
+        for (const size of sizes) {
+          chunks.push(bytes.subarray(at, at + size));
+          at += size;
+        }
+        chunks.push(bytes.subarray(at));
+        expect(decodeAll(chunks)).toStrictEqual(decodeAll([bytes]));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('random bytes never throw with the default limit', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 2000 }), cuts, (bytes, at) => {
