@@ -22,7 +22,9 @@ function liveProvider(): { options: Ai4tsOptions; model: string } {
   const name = process.env.AI4TS_PROVIDER ?? 'openai';
   if (!isProviderName(name)) throw new Error(`Unknown provider "${name}": use one of ${Object.keys(PROVIDERS).join(', ')}`);
   const preset = resolveProvider(name);
-  if (!preset.apiKeyEnv.some((key) => process.env[key])) {
+  // A local server (ollama, vLLM) may need no key; a hosted provider does.
+  const keyless = preset.apiKeyEnv.length === 0 || preset.apiKeyOptional === true;
+  if (!keyless && !preset.apiKeyEnv.some((key) => process.env[key])) {
     throw new Error(`--live needs a key for ${name}: set ${preset.apiKeyEnv.join(' or ')}`);
   }
   const model = process.env.AI4TS_MODEL ?? DEFAULT_MODELS[name];

@@ -26,6 +26,24 @@ const USAGE = `Usage: ai4ts-proxy (--upstream URL (--dialect typed|named | --ups
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
        ai4ts-proxy --help | --version`;
 
+/** Each preset's key variables, as help lines: `    OPENAI_API_KEY (openai)`, wrapped at 110 columns. */
+function presetKeys(): string {
+  const byVariable = new Map<string, string[]>();
+  for (const [name, preset] of Object.entries(PROVIDERS))
+    for (const variable of preset.apiKeyEnv) byVariable.set(variable, [...(byVariable.get(variable) ?? []), name]);
+  const lines: string[] = [];
+  let line = '   ';
+  for (const [variable, names] of byVariable) {
+    const item = ` ${variable} (${names.join(', ')})`;
+    if (line.length + item.length > 110) {
+      lines.push(line);
+      line = '   ';
+    }
+    line += item;
+  }
+  return [...lines, line].join('\n');
+}
+
 const HELP = `${USAGE}
 
 A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
@@ -75,6 +93,9 @@ Environment variables:
   AI4TS_PROXY_TOKEN      the bearer token clients must send
   AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
   A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
+  With --provider and no upstream token, the preset's own key variable:
+${presetKeys()}
+  A routing file's route reads the variable its keyEnv names.
 
 Exit status: 0 after --help, --version or a signal; 2 for bad arguments or when it cannot listen.
 Docs: docs/proxy.md in the ai4ts repository.`;

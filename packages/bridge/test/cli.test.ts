@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROVIDERS } from '@ai4ts/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Daemon, readChunks, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
 
@@ -109,6 +110,18 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         expect(stdout).toContain(option);
       expect(stdout).toContain('Environment variables:');
     }
+  });
+
+  it('--help names every option the parser takes and every key variable a preset reads', async () => {
+    // The option table of cli.ts's parseArgs call, read from its source: a flag added there must reach the help.
+    const source = readFileSync(new URL('../src/cli.ts', import.meta.url), 'utf8');
+    const table = source.slice(source.indexOf('parseArgs({'), source.indexOf('}).values'));
+    const options = [...table.matchAll(/^\s+'?([a-z][a-z-]*)'?: \{ type: '(?:string|boolean)'/gm)].map((match) => match[1]);
+    expect(options.length).toBeGreaterThan(25);
+    const { code, stdout } = await finish(run(['--help']));
+    expect(code).toBe(0);
+    for (const option of options) expect(stdout).toMatch(new RegExp(`--${option}(?![a-z-])`));
+    for (const preset of Object.values(PROVIDERS)) for (const variable of preset.apiKeyEnv) expect(stdout).toContain(variable);
   });
 
   it('--help wins over missing or bad arguments', async () => {
