@@ -13,6 +13,7 @@ import {
 } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { within } from '../../core/test/within.js';
 
 const City = z
   .object({
@@ -75,22 +76,6 @@ async function rejection<E>(promise: Promise<unknown>, type: abstract new (...ar
   );
   if (!(thrown instanceof type)) throw new Error(`expected a rejection with ${type.name}, got ${String(thrown)}`);
   return thrown;
-}
-
-/**
- * Whether `earlier` holds nothing `later` does not: strings only grow, numbers, booleans and null are final when
- * shown (no `44` on the way to `443037`), arrays and objects only gain entries, each of them within its final value.
- */
-function within(earlier: unknown, later: unknown): boolean {
-  if (typeof earlier === 'string') return typeof later === 'string' && later.startsWith(earlier);
-  if (Array.isArray(earlier)) {
-    return Array.isArray(later) && earlier.length <= later.length && earlier.every((item, i) => within(item, later[i]));
-  }
-  if (typeof earlier === 'object' && earlier !== null) {
-    if (typeof later !== 'object' || later === null || Array.isArray(later)) return false;
-    return Object.entries(earlier).every(([key, value]) => Object.hasOwn(later, key) && within(value, Reflect.get(later, key)));
-  }
-  return Object.is(earlier, later);
 }
 
 /** Each partial within the next one and within the final value. */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PartialJsonParser } from '../src/output/partial-json.js';
+import { within } from './within.js';
 
 /** Every value the parser reported, in order, for `text` cut into `pieces`. */
 function partials(pieces: readonly string[]): { values: unknown[]; parser: PartialJsonParser } {
@@ -22,19 +23,6 @@ function cut(text: string, positions: readonly number[]): string[] {
   }
   pieces.push(text.slice(from));
   return pieces;
-}
-
-/** Whether `earlier` holds nothing `later` does not: strings only grow, other primitives are equal. */
-function within(earlier: unknown, later: unknown): boolean {
-  if (typeof earlier === 'string') return typeof later === 'string' && later.startsWith(earlier);
-  if (Array.isArray(earlier)) {
-    return Array.isArray(later) && earlier.length <= later.length && earlier.every((item, i) => within(item, later[i]));
-  }
-  if (typeof earlier === 'object' && earlier !== null) {
-    if (typeof later !== 'object' || later === null || Array.isArray(later)) return false;
-    return Object.entries(earlier).every(([key, value]) => Object.hasOwn(later, key) && within(value, Reflect.get(later, key)));
-  }
-  return Object.is(earlier, later);
 }
 
 describe('PartialJsonParser', () => {
