@@ -101,7 +101,8 @@ export async function writeSse(
     // close the source, never leave the client waiting for a status line.
     if (!res.headersSent) {
       res.writeHead(options.status ?? 200, { ...SSE_HEADERS, ...closeIfAsked(res), ...options.headers });
-      res.flushHeaders();
+      // Sent at the end of this tick: with the first messages when they are ready by then (one packet, not two).
+      out.flushSoon();
     }
     const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     if (heartbeatMs > 0)
@@ -151,7 +152,14 @@ class BatchedWrites {
   readonly #res: ServerResponse;
   #pending = '';
   #scheduled = false;
-  readonly #flush = () => this.flush();
+  /** Something went out: the headers, or a write. */
+  #sent = false;
+  readonly #tick = () => {
+    this.#scheduled = false;
+    const res = this.#res;
+    if (!this.flush() && !this.#sent && !res.destroyed && !res.writableEnded) res.flushHeaders();
+    this.#sent = true;
+  };
 
   constructor(res: ServerResponse) {
     this.#res = res;
@@ -166,18 +174,25 @@ class BatchedWrites {
   write(text: string): boolean {
     this.#pending += text;
     if (this.#pending.length >= BATCH_CHARS) this.flush();
-    else if (!this.#scheduled) {
-      this.#scheduled = true;
-      process.nextTick(this.#flush);
-    }
+    else this.flushSoon();
     return !this.#res.writableNeedDrain;
   }
 
-  /** Writes what is held back, if the response is still open. */
-  flush(): void {
-    this.#scheduled = false;
+  /** Flushes at the next tick (the headers alone when nothing was written by then). */
+  flushSoon(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    process.nextTick(this.#tick);
+  }
+
+  /** Writes what is held back, if anything and the response is still open; whether it wrote. */
+  flush(): boolean {
     const text = this.take();
-    if (text !== '' && !this.#res.destroyed && !this.#res.writableEnded) this.#res.write(text);
+    const res = this.#res;
+    if (text === '' || res.destroyed || res.writableEnded) return false;
+    res.write(text);
+    this.#sent = true;
+    return true;
   }
 
   /** What is held back, no longer held (for the response's last write). */
