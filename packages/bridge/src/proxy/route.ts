@@ -293,18 +293,16 @@ function liveStream(
     }
     return { done: false, value: { ...next.value, id: `${streamId}:${++seq}` } };
   };
+  const failed = (error: unknown): never => {
+    slot.release();
+    throw error;
+  };
   const iterator: AsyncIterableIterator<SseMessage> = {
     [Symbol.asyncIterator]: () => iterator,
-    async next() {
+    next() {
       const taken = pending;
       pending = undefined;
-      if (taken) return numbered(taken);
-      try {
-        return numbered(await rest.next());
-      } catch (error) {
-        slot.release();
-        throw error;
-      }
+      return taken ? Promise.resolve(numbered(taken)) : rest.next().then(numbered, failed);
     },
     async return() {
       pending = undefined;
