@@ -12,6 +12,7 @@ import { RedisStreamStore } from './gateway/redis-store.js';
 import { MemoryStreamStore } from './gateway/store.js';
 import { readRoutes, routesFormatOf } from './gateway/routes-file.js';
 import { listenOpenAIProxy } from './listen.js';
+import { httpFetch } from './proxy/http-fetch.js';
 
 function isProviderName(name: string): name is ProviderName {
   return Object.hasOwn(PROVIDERS, name);
@@ -277,6 +278,7 @@ const proxy = await listenOpenAIProxy({
   upstreamToken,
   upstreamTimeouts,
   serverTimeouts,
+  fetch: httpFetch,
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
 }).catch((error: Error) => fail(error.message));
 

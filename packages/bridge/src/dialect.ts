@@ -187,13 +187,16 @@ async function* readDialect(
   };
 
   try {
-    for await (const sse of sseEventsOf(source, { signal, maxEventSize })) {
-      const data = sse.data === '' ? {} : parseData(sse.data, builder, secrets); // an empty block carries only its name
-      const name = spec.typeField === undefined ? sse.event : text(data[spec.typeField]);
-      for (const event of map(name, data)) {
-        builder.add(event);
-        yield event;
-        if (event.type === 'done') return;
+    // A chunk's worth of SSE events at a time: one await per upstream chunk, not one per event.
+    for await (const batch of sseEventsOf(source, { signal, maxEventSize }).batches()) {
+      for (const sse of batch) {
+        const data = sse.data === '' ? {} : parseData(sse.data, builder, secrets); // an empty block carries only its name
+        const name = spec.typeField === undefined ? sse.event : text(data[spec.typeField]);
+        for (const event of map(name, data)) {
+          builder.add(event);
+          yield event;
+          if (event.type === 'done') return;
+        }
       }
     }
   } catch (error) {

@@ -56,6 +56,11 @@ export async function* toOpenAISse(
   const head = `{"id":${JSON.stringify(state.id)},"object":"chat.completion.chunk","created":${JSON.stringify(state.created)},"model":${JSON.stringify(state.model)},"choices":[{"index":0,"delta":`;
   const foot = `,"finish_reason":null,"logprobs":null}]${options.includeUsage ? ',"usage":null' : ''}}`;
   const deltaChunk = (delta: Record<string, unknown>): SseMessage => ({ data: `${head}${JSON.stringify(delta)}${foot}` });
+  // A text delta after the first is the same text without a delta object to build and walk: only the string is
+  // serialized (the proxy's hot path).
+  const textChunk = (field: 'content' | 'reasoning_content', text: string): SseMessage => ({
+    data: `${head}{"${field}":${JSON.stringify(text)}}${foot}`,
+  });
   const indexes = new Map<string, number>();
   const indexOf = (id: string) => {
     const index = indexes.get(id) ?? indexes.size;
@@ -69,6 +74,10 @@ export async function* toOpenAISse(
     for await (const event of events) {
       if (event.type === 'error') throw event.error;
       // The text goes out as it comes and is not kept: only what the last chunks repeat (tools, usage, finish).
+      if (began && (event.type === 'content' || event.type === 'reasoning')) {
+        yield textChunk(event.type === 'content' ? 'content' : 'reasoning_content', event.delta);
+        continue;
+      }
       if (event.type !== 'content' && event.type !== 'reasoning') state.add(event);
       let delta: Record<string, unknown> | undefined;
       switch (event.type) {

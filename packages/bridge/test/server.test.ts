@@ -1,8 +1,8 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SSE_HEADERS, sseResponse, writeSse } from '@ai4ts/bridge';
 import { parseSse, type SseMessage } from '@ai4ts/sse';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readerOf } from './helpers.js';
 
 const servers: Server[] = [];
@@ -113,6 +113,52 @@ describe('writeSse', () => {
     let body = '';
     for await (const chunk of res) body += chunk;
     expect(body).toBe('data: a\n\nevent: x\nid: 2\ndata: b\n\n');
+  });
+
+  it('sends the messages a source has ready at once as one write', async () => {
+    const writes: unknown[] = [];
+    const url = await serve((_req, res) => {
+      vi.spyOn(res, 'write').mockImplementation(function (this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
+        writes.push(args[0]);
+        return ServerResponse.prototype.write.apply(this, args);
+      });
+      void writeSse(
+        res,
+        (async function* () {
+          yield { data: 'a' };
+          yield { data: 'b' };
+          yield { data: 'c' };
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          yield { data: 'd' };
+        })(),
+      );
+    });
+    const res = await get(url);
+    let body = '';
+    for await (const chunk of res) body += chunk;
+    expect(body).toBe('data: a\n\ndata: b\n\ndata: c\n\ndata: d\n\n');
+    expect(writes).toEqual(['data: a\n\ndata: b\n\ndata: c\n\n']); // 'd' went out with the end
+  });
+
+  it('answers its status line while the source has nothing yet', async () => {
+    let release!: () => void;
+    const url = await serve((_req, res) => {
+      void writeSse(
+        res,
+        (async function* () {
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          yield { data: 'late' };
+        })(),
+      );
+    });
+    const res = await get(url);
+    expect(res.statusCode).toBe(200);
+    release();
+    let body = '';
+    for await (const chunk of res) body += chunk;
+    expect(body).toBe('data: late\n\n');
   });
 
   it('sends heartbeats, and aborts the source when the client disconnects', async () => {

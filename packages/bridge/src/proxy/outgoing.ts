@@ -73,6 +73,8 @@ export function scrubMessage(message: SseMessage, secrets: readonly string[]): S
  * reaches the source even before the first `next()`, so that an answer that fails early still cancels the upstream.
  */
 function scrubbed(source: AsyncIterable<SseMessage>, secrets: readonly string[]): AsyncIterable<SseMessage> {
+  // No secret that redaction would replace (none configured, or all too short): nothing to scrub, no layer.
+  if (!secrets.some((secret) => redact(secret, [secret]) !== secret)) return source;
   return {
     [Symbol.asyncIterator]() {
       const iterator = source[Symbol.asyncIterator]();

@@ -67,31 +67,4 @@ export class StreamSlot {
     this.#signal.removeEventListener('abort', this.#onAbort);
     free?.();
   }
-
-  /**
-   * The stream, giving the slot back however it ends: its last message, a throw, or `return()` (the answer stopped
-   * reading). An iterator object, so that `return()` works even before the first `next()`.
-   */
-  around<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
-    const inner = source[Symbol.asyncIterator]();
-    const iterator: AsyncIterableIterator<T> = {
-      [Symbol.asyncIterator]: () => iterator,
-      next: async () => {
-        try {
-          const next = await inner.next();
-          if (next.done) this.release();
-          return next;
-        } catch (error) {
-          this.release();
-          throw error;
-        }
-      },
-      return: async () => {
-        this.release();
-        await inner.return?.();
-        return { done: true, value: undefined };
-      },
-    };
-    return iterator;
-  }
 }

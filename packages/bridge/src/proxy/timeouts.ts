@@ -70,7 +70,9 @@ export class UpstreamWatch {
    *
    * One timer serves the whole stream, not one per event (a timer set and cleared per event was a few percent of the
    * proxy's CPU time): each wait moves the deadline forward, and a timer that fires before it sleeps again for what
-   * is left. A wait only counts while the proxy waits on the daemon, never while its client is slow to read.
+   * is left. A wait only counts while the proxy waits on the daemon, never while its client is slow to read. A wait
+   * that runs out aborts the upstream's signal, which stops the source's read (as every reader's signal does); its
+   * failure is then the TimeoutError. So an event costs no promise of its own beyond the source's.
    */
   events<T>(source: AsyncIterable<T>): AsyncIterableIterator<T> {
     const inner = source[Symbol.asyncIterator]();
@@ -79,66 +81,58 @@ export class UpstreamWatch {
     let deadline = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let timerAt = 0;
-    /** Rejects the wait in progress; undefined while none is. */
-    let fail: ((error: TimeoutError) => void) | undefined;
+    /** A wait on the source is in progress. */
+    let waiting = false;
     const arm = (delay: number) => {
       timerAt = performance.now() + delay;
       timer = setTimeout(check, delay);
     };
     const check = () => {
       timer = undefined;
-      if (!fail) return;
+      if (!waiting) return;
       const left = deadline - performance.now();
       if (left > 0) return arm(left);
-      const error = new TimeoutError(phase, ms);
-      this.#controller.abort(error);
-      fail(error);
+      this.#controller.abort(new TimeoutError(phase, ms));
     };
     const stop = () => {
       clearTimeout(timer);
       timer = undefined;
-      fail = undefined;
-    };
-    const iterator: AsyncIterableIterator<T> = {
-      [Symbol.asyncIterator]: () => iterator,
-      next: () => {
-        const waitMs = ms;
-        if (waitMs <= 0) return inner.next().then(settled);
-        deadline = performance.now() + waitMs;
-        // A shorter wait than the one the timer was set for (the idle timeout after the first event's) sets it anew.
-        if (timer !== undefined && deadline < timerAt) {
-          clearTimeout(timer);
-          timer = undefined;
-        }
-        if (timer === undefined) arm(waitMs);
-        return new Promise<IteratorResult<T>>((resolve, reject) => {
-          fail = reject;
-          inner.next().then(
-            (next) => {
-              fail = undefined;
-              resolve(settled(next));
-            },
-            (error: unknown) => {
-              stop();
-              reject(error);
-            },
-          );
-        });
-      },
-      return: async () => {
-        stop();
-        await inner.return?.();
-        return { done: true, value: undefined };
-      },
+      waiting = false;
     };
     /** After an event, the waits are idle ones; after the end, no timer is left to hold the process. */
     const settled = (next: IteratorResult<T>): IteratorResult<T> => {
+      waiting = false;
       if (next.done) stop();
       else if (phase === 'first_token') {
         phase = 'idle';
         ms = this.#timeouts.idleMs;
       }
       return next;
+    };
+    const failed = (error: unknown): never => {
+      stop();
+      throw this.timedOut ?? error;
+    };
+    const iterator: AsyncIterableIterator<T> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: () => {
+        if (ms > 0) {
+          deadline = performance.now() + ms;
+          // A shorter wait than the one the timer was set for (the idle timeout after the first event's) sets it anew.
+          if (timer !== undefined && deadline < timerAt) {
+            clearTimeout(timer);
+            timer = undefined;
+          }
+          if (timer === undefined) arm(ms);
+          waiting = true;
+        }
+        return inner.next().then(settled, failed);
+      },
+      return: async () => {
+        stop();
+        await inner.return?.();
+        return { done: true, value: undefined };
+      },
     };
     return iterator;
   }
