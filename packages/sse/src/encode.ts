@@ -20,32 +20,23 @@ const LINE_BREAK = /\r\n|\r|\n/;
  * is not a non-negative integer.
  */
 export function encodeSse(message: SseMessage): string {
-  const { data } = message;
-  // The streaming case, an id and a one-line data field, in one template: no line scans beyond the checks.
-  if (message.comment === undefined && message.event === undefined && message.retry === undefined && isOneLine(data))
-    return message.id === undefined ? `data: ${data}\n\n` : `id: ${checkedId(message.id)}\ndata: ${data}\n\n`;
   let out = '';
   if (message.comment !== undefined) for (const line of message.comment.split(LINE_BREAK)) out += `: ${line}\n`;
   if (message.event !== undefined) out += `event: ${singleLine('event', message.event)}\n`;
-  if (message.id !== undefined) out += `id: ${checkedId(message.id)}\n`;
+  if (message.id !== undefined) {
+    if (message.id.includes('\0')) throw new TypeError('An SSE id cannot contain NUL');
+    out += `id: ${singleLine('id', message.id)}\n`;
+  }
   if (message.retry !== undefined) {
     if (!Number.isSafeInteger(message.retry) || message.retry < 0)
       throw new TypeError(`An SSE retry must be a non-negative integer, got ${message.retry}`);
     out += `retry: ${message.retry}\n`;
   }
+  const { data } = message;
   // One data line without a regex split: the common case (JSON text never holds a raw line break).
-  if (isOneLine(data)) out += `data: ${data}\n`;
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) out += `data: ${data}\n`;
   else for (const line of data.split(LINE_BREAK)) out += `data: ${line}\n`;
   return `${out}\n`;
-}
-
-function isOneLine(text: string): boolean {
-  return text.indexOf('\n') === -1 && text.indexOf('\r') === -1;
-}
-
-function checkedId(id: string): string {
-  if (id.includes('\0')) throw new TypeError('An SSE id cannot contain NUL');
-  return singleLine('id', id);
 }
 
 function singleLine(field: string, value: string): string {
