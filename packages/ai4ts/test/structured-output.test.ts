@@ -13,7 +13,7 @@ import {
 } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { within } from '../../core/test/within.js';
+import { expectMonotone, within } from '../../core/test/within.js';
 
 const City = z
   .object({
@@ -76,14 +76,6 @@ async function rejection<E>(promise: Promise<unknown>, type: abstract new (...ar
   );
   if (!(thrown instanceof type)) throw new Error(`expected a rejection with ${type.name}, got ${String(thrown)}`);
   return thrown;
-}
-
-/** Each partial within the next one and within the final value. */
-function expectMonotone(partials: readonly unknown[], final: unknown): void {
-  for (const [i, partial] of partials.entries()) {
-    expect(within(partial, final), `partial ${i} ${JSON.stringify(partial)}`).toBe(true);
-    if (i > 0) expect(within(partials[i - 1], partial), `partial ${i - 1} -> ${i}`).toBe(true);
-  }
 }
 
 type Protocol = 'chat' | 'responses' | 'messages';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PartialJsonParser } from '../src/output/partial-json.js';
-import { within } from './within.js';
+import { expectMonotone } from './within.js';
 
 /** Every value the parser reported, in order, for `text` cut into `pieces`. */
 function partials(pieces: readonly string[]): { values: unknown[]; parser: PartialJsonParser } {
@@ -38,8 +38,7 @@ describe('PartialJsonParser', () => {
           const { values, parser } = partials(cut(text, positions));
           expect(parser.error).toBeUndefined();
           expect(parser.complete).toBe(true);
-          for (let i = 1; i < values.length; i++) expect(within(values[i - 1], values[i])).toBe(true);
-          for (const partial of values) expect(within(partial, expected)).toBe(true);
+          expectMonotone(values, expected);
           expect(values.at(-1)).toEqual(expected);
           expect(Object.is(parser.value, expected) || JSON.stringify(parser.value) === JSON.stringify(expected)).toBe(true);
         },
@@ -143,8 +142,7 @@ describe('PartialJsonParser', () => {
           }
           const expected: unknown = JSON.parse(text);
           const { values } = partials(pieces);
-          for (let i = 1; i < values.length; i++) expect(within(values[i - 1], values[i])).toBe(true);
-          for (const partial of values) expect(within(partial, expected)).toBe(true);
+          expectMonotone(values, expected);
           expect(values.at(-1)).toEqual(expected);
         },
       ),

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+
 /**
  * Whether `earlier` holds nothing `later` does not: strings only grow, numbers, booleans and null are final when
  * shown (no `44` on the way to `443037`), arrays and objects only gain entries, each of them within its final value.
@@ -13,4 +15,12 @@ export function within(earlier: unknown, later: unknown): boolean {
     return Object.entries(earlier).every(([key, value]) => Object.hasOwn(later, key) && within(value, Reflect.get(later, key)));
   }
   return Object.is(earlier, later);
+}
+
+/** Each partial within the next one and within the final value. */
+export function expectMonotone(partials: readonly unknown[], final: unknown): void {
+  for (const [i, partial] of partials.entries()) {
+    expect(within(partial, final), `partial ${i} ${JSON.stringify(partial)}`).toBe(true);
+    if (i > 0) expect(within(partials[i - 1], partial), `partial ${i - 1} -> ${i}`).toBe(true);
+  }
 }
