@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
+import { asksClose } from './connection.js';
 
 /** The headers of an SSE response: no caching, no proxy buffering (`X-Accel-Buffering: no` for nginx). */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -132,8 +133,7 @@ export async function writeSse(
  * sets `Connection: keep-alive`, whatever the client said.
  */
 function closeIfAsked(res: ServerResponse): Record<string, string> {
-  const asked = res.req?.headers.connection;
-  return typeof asked === 'string' && /(^|,)\s*close\s*($|,)/i.test(asked) ? { connection: 'close' } : {};
+  return asksClose(res.req?.headers.connection) ? { connection: 'close' } : {};
 }
 
 function open(events: SseMessageSource, signal: AbortSignal): AsyncIterator<SseMessage> {

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { BridgeEvent } from '@ai4ts/bridge';
+import { lingerOnClose } from '../src/connection.js';
 
 /** One `data:` block of the typed-event dialect. */
 export const typed = (event: Record<string, unknown>): string => `data: ${JSON.stringify(event)}\n\n`;
@@ -227,6 +228,7 @@ export async function serveFetchHandler(handler: (request: Request) => Promise<R
       return;
     }
     const out = Object.fromEntries(response.headers);
+    if (cancelled) lingerOnClose(req.socket); // as the proxy's own node face does
     res.writeHead(response.status, cancelled ? { ...out, connection: 'close' } : out);
     if (!response.body) {
       res.end();

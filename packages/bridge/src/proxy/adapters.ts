@@ -1,14 +1,10 @@
 /** The two server faces of the proxy: a node:http request listener and a fetch handler, over one {@link route}. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { asksClose, lingerOnClose } from '../connection.js';
 import { sseResponse, writeSse } from '../server.js';
 import { type Incoming, MAX_BODY_BYTES, type ProxyContext, tooLarge } from './context.js';
 import { type Outgoing, outgoing } from './outgoing.js';
 import { errorReply, route } from './route.js';
-
-/** Whether a `Connection` header asks to close the connection after this exchange. */
-function asksClose(connection: string | null | undefined): boolean {
-  return connection != null && /(^|,)\s*close\s*($|,)/i.test(connection);
-}
 
 /** Serves one node:http request. A client that disconnects, or an answer that fails, aborts the upstream request. */
 export function serveNode(context: ProxyContext, req: IncomingMessage, res: ServerResponse): void {
@@ -29,7 +25,10 @@ export function serveNode(context: ProxyContext, req: IncomingMessage, res: Serv
   };
   route(context, incoming, controller.signal)
     .catch((error: unknown) => errorReply(context, error))
-    .then((reply) => sendNode(context, res, outgoing(context, reply), body.unread || asksClose(req.headers.connection)))
+    .then((reply) => {
+      if (body.unread) lingerOnClose(req.socket);
+      sendNode(context, res, outgoing(context, reply), body.unread || asksClose(req.headers.connection));
+    })
     .catch((error: unknown) => {
       controller.abort(error);
       res.destroy();
