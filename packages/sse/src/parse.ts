@@ -72,23 +72,22 @@ async function* readBatches(
 ): AsyncGenerator<SseEvent[], void, undefined> {
   const chunks = open(source);
   let finished = false;
-  let onAbort: (() => void) | undefined;
-  const aborted =
-    signal &&
-    new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  aborted?.catch(noop);
+  // An abort rejects the read in progress. Each read gets its own promise, settled by the read or by the one abort
+  // listener: a Promise.race against one promise that lives as long as the stream would keep every chunk read
+  // (each race's result hangs on that promise) until the stream ends.
+  let failRead: ((reason: unknown) => void) | undefined;
+  const onAbort = () => failRead?.(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     while (true) {
       signal?.throwIfAborted();
-      let read = chunks.next();
-      if (aborted) {
-        read.catch(noop); // a read left behind by an abort may still fail
-        read = Promise.race([read, aborted]);
-      }
-      const result = await read;
+      const read = chunks.next();
+      const result = await (signal
+        ? new Promise<IteratorResult<Uint8Array | string>>((resolve, reject) => {
+            failRead = reject;
+            read.then(resolve, reject); // a read left behind by an abort may still fail: handled here
+          })
+        : read);
       if (result.done) break;
       let events: SseEvent[];
       try {
@@ -109,7 +108,7 @@ async function* readBatches(
     }
     if (events.length > 0) yield events;
   } finally {
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener('abort', onAbort);
     if (finished) chunks.release();
     else chunks.cancel(signal?.reason);
   }

@@ -1,4 +1,6 @@
 import { parseSse, type SseEvent, SseError } from '@ai4ts/sse';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeAll, closed, SSE_HEADERS, serve, sleep } from './server.js';
 
@@ -179,6 +181,26 @@ describe('parseSse sources', () => {
     };
     await expect(consume()).rejects.toMatchObject({ message: 'stop' });
     expect(seen).toEqual(['a']);
+  });
+
+  it('a read with a signal keeps none of the chunks it has read while the stream goes on', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const read: Array<WeakRef<Uint8Array>> = [];
+    async function* endless() {
+      for (let i = 0; ; i++) {
+        const chunk = new TextEncoder().encode(`data: ${i}\n\n`);
+        read.push(new WeakRef(chunk));
+        yield chunk;
+      }
+    }
+    const events = parseSse(endless(), { signal: new AbortController().signal })[Symbol.asyncIterator]();
+    for (let i = 0; i < 200; i++) await events.next();
+    await sleep(0); // WeakRef targets stay alive until the end of the job that made them
+    gc();
+    // The last chunk or two may still be referenced by the read in progress; the first 190 must be gone.
+    expect(read.slice(0, 190).filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    await events.return?.();
   });
 
   it('a Response without a body has no events', async () => {
