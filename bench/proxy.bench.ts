@@ -6,8 +6,9 @@
  *   CPU time per event (from /proc/<pid>/stat, so Linux only) and events per second of wall time.
  * - First byte: sequential one-event answers; the time from sending the request to the first byte of the body,
  *   through each server, minus the same time straight from the daemon, at the median.
- * - Soak: 1 GB of daemon events (`AI4TS_SOAK_MB` to change it) through the proxy, in 1 MB answers to clients that
- *   only drain, the proxy's RSS sampled every 50 ms: its peak over its RSS after a warm-up.
+ * - Soak: 1 GB of daemon events (`AI4TS_SOAK_MB` to change it) through the proxy, in 1 MB answers to one client
+ *   that only drains, then to four at once; the proxy's RSS sampled every 50 ms: its peak over its RSS after a
+ *   warm-up.
  *
  * Run through `npm run bench -- proxy` (it needs the built dist: `npm run bench` builds first).
  */
@@ -204,7 +205,9 @@ export default async function run(): Promise<void> {
       ],
     });
 
-    await soak(servers[1] as { child: ChildProcess; url: string });
+    // The target's case (one fast client), then four at once (four answers in flight, each holding its text).
+    await soak(servers[1] as { child: ChildProcess; url: string }, 1);
+    await soak(servers[1] as { child: ChildProcess; url: string }, 4);
   } finally {
     for (const server of servers) server.child.kill();
     daemon.server.close();
@@ -212,12 +215,14 @@ export default async function run(): Promise<void> {
 }
 
 /**
- * 1 GB (or AI4TS_SOAK_MB) of daemon events through the proxy, as answers of 1 MB each to 4 clients at once that
- * only drain; the proxy's RSS peak over its RSS after a warm-up. (One answer holds its own text while it streams:
- * the `snapshot` of its content events and the `partial` of a failure are that text. The soak checks that nothing
- * stays behind from one answer to the next.)
+ * 1 GB (or AI4TS_SOAK_MB) of daemon events through the proxy, as answers of 1 MB each to `clients` clients at once
+ * that only drain; the proxy's RSS peak over its RSS after a warm-up. The target (issue 12) is for one fast client.
+ * (An answer holds its own text while it streams: the `snapshot` of its content events and the `partial` of a
+ * failure are that text. So with four answers in flight, 4 MB of text is live at any time and is promoted to V8's
+ * old generation, which V8 lets grow several times its live size before it compacts when collecting is cheap. The
+ * soak checks that nothing stays behind from one answer to the next.)
  */
-async function soak(proxy: { child: ChildProcess; url: string }): Promise<void> {
+async function soak(proxy: { child: ChildProcess; url: string }, clients: number): Promise<void> {
   const megabytes = Number(process.env.AI4TS_SOAK_MB ?? 1024);
   const { block } = typedBlock(1000);
   script = { block, repeat: Math.max(1, Math.round((1024 * 1024) / block.length)) };
@@ -240,15 +245,16 @@ async function soak(proxy: { child: ChildProcess; url: string }): Promise<void> 
       received += bytes;
     }
   };
-  await Promise.all([client(), client(), client(), client()]);
+  await Promise.all(Array.from({ length: clients }, client));
   clearInterval(sampler);
   const end = rssMb(pid);
   peak = Math.max(peak, end);
   const seconds = (performance.now() - wall0) / 1000;
   const total = (answers * answerBytes) / 1024 / 1024;
   note(
-    `soak: ${total.toFixed(0)} MB of daemon events (${answers} answers of ${(answerBytes / 1024 / 1024).toFixed(1)} MB, ${answers * script.repeat * BLOCK_EVENTS} events of ~1 KB, 4 clients at once) through ai4ts-proxy, ` +
+    `soak: ${total.toFixed(0)} MB of daemon events (${answers} answers of ${(answerBytes / 1024 / 1024).toFixed(1)} MB, ${answers * script.repeat * BLOCK_EVENTS} events of ~1 KB, ${clients === 1 ? 'one client' : `${clients} clients at once`}) through ai4ts-proxy, ` +
       `${(received / 1024 / 1024).toFixed(0)} MB to the clients in ${seconds.toFixed(1)} s: RSS ${start.toFixed(1)} MB after the warm-up, ${peak.toFixed(1)} MB at the peak, ${end.toFixed(1)} MB at the end; ` +
-      `peak +${(peak - start).toFixed(1)} MB (target <= 50): ${peak - start <= 50 ? 'met' : '**MISSED**'}`,
+      `peak +${(peak - start).toFixed(1)} MB` +
+      (clients === 1 ? ` (target <= 50): ${peak - start <= 50 ? 'met' : '**MISSED**'}` : ' (no target: answers in flight hold their text)'),
   );
 }
