@@ -74,9 +74,10 @@ async function* readBatches(
   let finished = false;
   // An abort rejects the read in progress. Each read gets its own promise, settled by the read or by the one abort
   // listener: a Promise.race against one promise that lives as long as the stream would keep every chunk read
-  // (each race's result hangs on that promise) until the stream ends.
+  // (each race's result hangs on that promise) until the stream ends. The abort rejects a microtask later, so a read
+  // that had already delivered its chunk wins and what was received is not lost.
   let failRead: ((reason: unknown) => void) | undefined;
-  const onAbort = () => failRead?.(signal?.reason);
+  const onAbort = () => queueMicrotask(() => failRead?.(signal?.reason));
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     while (true) {

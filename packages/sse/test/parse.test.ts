@@ -183,6 +183,24 @@ describe('parseSse sources', () => {
     expect(seen).toEqual(['a']);
   });
 
+  it('an abort that comes once a chunk was read still delivers that chunk first', async () => {
+    const controller = new AbortController();
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(new TextEncoder().encode('data: a\n\n'));
+      },
+      pull() {
+        controller.abort(); // called as the first read's chunk is on its way
+      },
+    });
+    const seen: string[] = [];
+    const consume = async () => {
+      for await (const event of parseSse(body, { signal: controller.signal })) seen.push(event.data);
+    };
+    await expect(consume()).rejects.toMatchObject({ name: 'AbortError' });
+    expect(seen).toEqual(['a']);
+  });
+
   it('a read with a signal keeps none of the chunks it has read while the stream goes on', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
