@@ -11,7 +11,7 @@
  * - A failure nobody awaits is never an unhandled rejection; `final()` rejects with an {@link Ai4tsError} whose
  *   `partial` holds what arrived.
  */
-import { encodeSse, type SseEvent } from '@ai4ts/sse';
+import type { SseEvent } from '@ai4ts/sse';
 import type { EventEmitter } from 'eventemitter3';
 import {
   type Ai4tsError,
@@ -146,7 +146,9 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
   toReadableStream(): ReadableStream<Uint8Array> {
     const encoder = new TextEncoder();
     const iterator = this[Symbol.asyncIterator]();
-    const frame = (event: string, data: string) => encoder.encode(encodeSse({ event, data }));
+    // What encodeSse writes for these frames, without it in every browser bundle: event types are ai4ts's own
+    // names and JSON text holds no raw line break, so each frame is one `event:` and one `data:` line.
+    const frame = (event: string, data: string) => encoder.encode(`event: ${event}\ndata: ${data}\n\n`);
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
         try {
