@@ -22,6 +22,7 @@ import {
 } from './errors.js';
 import { type HandlersOf, STREAM_EVENT_NAMES, type StreamEvent } from './events.js';
 import { toAi4tsError } from './internal/fail.js';
+import { follow } from './internal/signal.js';
 import { readInto, type StreamListener } from './listener.js';
 import { isRetryableStatus, retryDelay, sleep } from './transport/retry.js';
 import type { OnRetry, StreamRetry } from './transport/transport.js';
@@ -50,6 +51,8 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
   readonly #final: Promise<Final>;
   readonly #items: Item[] = [];
   #settled = false;
+  /** Stops following the caller's signal. */
+  readonly #release: () => void;
   /** The readers waiting for the next event or the end; each is woken once. */
   #waiting: (() => void)[] = [];
 
@@ -60,7 +63,9 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
    */
   constructor(run: StreamRun<Item, Final>, emitter: EventEmitter<Events>, signal?: AbortSignal) {
     this.#emitter = emitter;
-    const combined = signal ? AbortSignal.any([signal, this.#controller.signal]) : this.#controller.signal;
+    // The caller's signal aborts this stream's own; the follower goes when the stream settles.
+    this.#release = follow(signal, this.#controller);
+    const combined = this.#controller.signal;
     const push = (item: Item) => {
       this.#items.push(item);
       this.#wake();
@@ -173,6 +178,7 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
 
   #settle(): void {
     this.#settled = true;
+    this.#release();
     this.#wake();
   }
 
@@ -272,12 +278,7 @@ export class ListenerStream<
   /** The protocol's state, readable at any moment (text so far, tool calls, status, ...). */
   readonly listener: Listener;
 
-  /**
-   * @param listener Receives every event; attach handlers to it or to the handle.
-   * @param open Sends the request (again for each retry).
-   * @param signal The caller's signal; aborting it aborts the stream, a wait between attempts included.
-   * @param retry How often and when to retry (`Transport.streamRetry`); none when absent.
-   */
+  /** The model call this stream is (`Transport.call`), when it is one. */
   readonly #call: ModelCall<Final> | undefined;
 
   /**

@@ -1,7 +1,15 @@
 /** `client.responses`: create, stream, retrieve, delete and resume OpenAI Responses over a shared Transport. */
 import type * as z from 'zod';
 import { type OutputLoopStream, ProtocolError, type Transport } from '@ai4ts/core';
-import { callOptionsOf, hasOutput, isRecord, runOutputRequest, sendCreate, streamOutputRequest } from '@ai4ts/core/internal';
+import {
+  callOptionsOf,
+  hasOutput,
+  isRecord,
+  runOutputRequest,
+  sendCreate,
+  streamOutputRequest,
+  withOwnSignal,
+} from '@ai4ts/core/internal';
 import { ResponseStreamListener } from './listener.js';
 import { isOutputItem, outputTextOf } from './merge.js';
 import { RESPONSES_PATH, type ResponseRequestOptions, toWireRequest } from './request.js';
@@ -123,8 +131,10 @@ export class ResponsesService {
   /** Deletes a stored response. Rejects with the typed `ApiError` of an HTTP error. */
   async delete(responseId: string, options: ResponseRequestOptions = {}): Promise<void> {
     const path = `${RESPONSES_PATH}/${encodeURIComponent(responseId)}`;
-    const response = await this.#transport.request(path, { method: 'DELETE', options });
-    await response.text(); // a small JSON acknowledgement: read it so the connection is reused
+    await withOwnSignal(options.signal, async (signal) => {
+      const response = await this.#transport.request(path, { method: 'DELETE', options: { ...options, signal } });
+      await response.text(); // a small JSON acknowledgement: read it so the connection is reused
+    });
   }
 }
 

@@ -2,6 +2,7 @@
 import { ApiError, isRecord, ProtocolError } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
 import { redactJsonText, toAi4tsError } from './fail.js';
+import { withOwnSignal } from './signal.js';
 import type { ModelProtocol } from '../observe/call.js';
 import type { RequestOptions, Transport } from '../transport/transport.js';
 
@@ -18,10 +19,13 @@ export function sendCreate<Final>(
   reader: Pick<CreatedReader<Final>, 'listener' | 'parse'>,
 ): Promise<Final> {
   const call = transport.call(protocol, body, options);
-  return call.run(async () => {
-    const response = await transport.request(path, { method: 'POST', body: call.body, options, watch: call });
-    return readCreated(response, { ...reader, signal: options.signal, secrets: transport.secrets(options) });
-  });
+  return call.run(() =>
+    withOwnSignal(options.signal, async (signal) => {
+      const sent = { ...options, signal };
+      const response = await transport.request(path, { method: 'POST', body: call.body, options: sent, watch: call });
+      return readCreated(response, { ...reader, signal, secrets: transport.secrets(options) });
+    }),
+  );
 }
 
 /** How {@link readCreated} turns a body into the protocol's result. */

@@ -6,6 +6,7 @@
 import { connectSse, parseSse, SseError, type SseEvent, type SseEventStream } from '@ai4ts/sse';
 import { Ai4tsError, ConnectionError, TimeoutError } from '../errors.js';
 import { abortError, redactEvent, toAi4tsError } from '../internal/fail.js';
+import { follow } from '../internal/signal.js';
 import { eachEvent } from '../source.js';
 
 /** SSE events of one response; iterate it (or its `batches()`) once. */
@@ -96,7 +97,8 @@ function resuming(
   limits: StreamLimits,
 ): AsyncGenerator<SseEvent[], void, undefined> {
   const stop = new AbortController();
-  const signal = limits.signal ? AbortSignal.any([limits.signal, stop.signal]) : stop.signal;
+  const release = follow(limits.signal, stop);
+  const signal = stop.signal;
   let resumes = -1;
   const events = connectSse(resume.request, {
     signal,
@@ -107,7 +109,12 @@ function resuming(
       return resume.fetch(input, init);
     },
   });
-  return batches(resumed(events), () => stop.abort(), limits);
+  // batches() calls this however the stream ends: it stops the reconnections and lets go of the caller's signal.
+  const done = () => {
+    release();
+    stop.abort();
+  };
+  return batches(resumed(events), done, limits);
 }
 
 /** One event per batch; connectSse's final failure as the ConnectionError it is. */

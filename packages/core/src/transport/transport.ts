@@ -27,6 +27,7 @@ import {
   redactJsonText,
   toAi4tsError,
 } from '../internal/fail.js';
+import { withOwnSignal } from '../internal/signal.js';
 import { type Backoff, DEFAULT_BACKOFF, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
@@ -345,17 +346,19 @@ export class Transport {
 
   /** {@link request} and parse the JSON body; an unparseable body throws {@link ProtocolError}. */
   async json<T>(path: string, init: RequestInit_ = {}): Promise<T> {
-    const response = await this.request(path, withAccept(init, 'application/json'));
-    let text: string;
-    try {
-      text = redactJsonText(await response.text(), this.secrets(init.options));
-    } catch (error) {
-      throw toAi4tsError(error, { signal: init.options?.signal });
-    }
+    // A signal of its own for the request and its body: ky makes an AbortSignal.any of it (see withOwnSignal).
+    const { status, text } = await withOwnSignal(init.options?.signal, async (signal) => {
+      const response = await this.request(path, withAccept({ ...init, options: { ...init.options, signal } }, 'application/json'));
+      try {
+        return { status: response.status, text: redactJsonText(await response.text(), this.secrets(init.options)) };
+      } catch (error) {
+        throw toAi4tsError(error, { signal });
+      }
+    });
     try {
       return JSON.parse(text) as T;
     } catch (error) {
-      throw new ProtocolError(`The response body is not JSON (status ${response.status})`, { cause: error, line: text });
+      throw new ProtocolError(`The response body is not JSON (status ${status})`, { cause: error, line: text });
     }
   }
 
