@@ -49,18 +49,29 @@ export async function readCreated<Final>(response: Response, reader: CreatedRead
   if (response.headers.get('content-type')?.includes('text/event-stream')) {
     return collectInto(response, reader.listener(), { signal, secrets });
   }
+  const { text, json } = await readJsonBody(response, signal, secrets);
+  if (isRecord(json) && json.error !== undefined && json.error !== null) throw ApiError.fromStreamError(json, undefined);
+  return reader.parse(json, text);
+}
+
+/**
+ * A response's JSON body, read whole with `secrets` redacted from its text: a read that breaks is the typed error
+ * (an AbortError when `signal` aborted), a body that is not JSON a ProtocolError holding the text.
+ */
+export async function readJsonBody(
+  response: Response,
+  signal: AbortSignal | undefined,
+  secrets: readonly string[],
+): Promise<{ text: string; json: unknown }> {
   let text: string;
   try {
     text = redactJsonText(await response.text(), secrets);
   } catch (error) {
     throw toAi4tsError(error, { signal });
   }
-  let json: unknown;
   try {
-    json = JSON.parse(text);
+    return { text, json: JSON.parse(text) };
   } catch (cause) {
     throw new ProtocolError(`The response body is not JSON (status ${response.status})`, { cause, line: text });
   }
-  if (isRecord(json) && json.error !== undefined && json.error !== null) throw ApiError.fromStreamError(json, undefined);
-  return reader.parse(json, text);
 }

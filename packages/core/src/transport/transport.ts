@@ -25,8 +25,8 @@ import {
   redact,
   redactHeaders,
   redactJsonText,
-  toAi4tsError,
 } from '../internal/fail.js';
+import { readJsonBody } from '../internal/create.js';
 import { withOwnSignal } from '../internal/signal.js';
 import { type Backoff, DEFAULT_BACKOFF, isRetryableStatus, retryDelay, sleep } from './retry.js';
 import { readSseStream, type SseStream, type StreamResume } from './stream.js';
@@ -347,19 +347,10 @@ export class Transport {
   /** {@link request} and parse the JSON body; an unparseable body throws {@link ProtocolError}. */
   async json<T>(path: string, init: RequestInit_ = {}): Promise<T> {
     // A signal of its own for the request and its body: ky makes an AbortSignal.any of it (see withOwnSignal).
-    const { status, text } = await withOwnSignal(init.options?.signal, async (signal) => {
+    return withOwnSignal(init.options?.signal, async (signal) => {
       const response = await this.request(path, withAccept({ ...init, options: { ...init.options, signal } }, 'application/json'));
-      try {
-        return { status: response.status, text: redactJsonText(await response.text(), this.secrets(init.options)) };
-      } catch (error) {
-        throw toAi4tsError(error, { signal });
-      }
+      return (await readJsonBody(response, signal, this.secrets(init.options))).json as T;
     });
-    try {
-      return JSON.parse(text) as T;
-    } catch (error) {
-      throw new ProtocolError(`The response body is not JSON (status ${status})`, { cause: error, line: text });
-    }
   }
 
   /**
