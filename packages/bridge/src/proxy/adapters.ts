@@ -1,5 +1,6 @@
 /** The two server faces of the proxy: a node:http request listener and a fetch handler, over one {@link route}. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { follow } from '@ai4ts/core/internal';
 import { asksClose, lingerOnClose } from '../connection.js';
 import { sseResponse, writeSse } from '../server.js';
 import { type Incoming, MAX_BODY_BYTES, type ProxyContext, tooLarge } from './context.js';
@@ -120,9 +121,7 @@ class NodeBody {
 /** Serves one fetch request; `request.signal`, cancelling the response body or a failed answer aborts the upstream. */
 export async function serveFetch(context: ProxyContext, request: Request): Promise<Response> {
   const controller = new AbortController();
-  const abort = () => controller.abort(request.signal.reason);
-  if (request.signal.aborted) abort();
-  else request.signal.addEventListener('abort', abort, { once: true });
+  follow(request.signal, controller);
   const url = new URL(request.url);
   const incoming: Incoming = {
     method: request.method,
@@ -141,7 +140,7 @@ export async function serveFetch(context: ProxyContext, request: Request): Promi
     if (stream)
       return sseResponse(
         (signal) => {
-          signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+          follow(signal, controller);
           return stream;
         },
         { headers, heartbeatMs: context.heartbeatMs },

@@ -4,6 +4,7 @@
  * its phase, so a stalled daemon never holds a client (or a socket) until fetch's own 300 s defaults.
  */
 import { TimeoutError, type TimeoutPhase } from '@ai4ts/core';
+import { follow } from '@ai4ts/core/internal';
 
 /** Milliseconds the proxy waits on the daemon; 0 waits forever. */
 export interface UpstreamTimeouts {
@@ -44,8 +45,7 @@ export class UpstreamWatch {
 
   constructor(client: AbortSignal, timeouts: Required<UpstreamTimeouts>) {
     this.#timeouts = timeouts;
-    if (client.aborted) this.#controller.abort(client.reason);
-    else client.addEventListener('abort', () => this.#controller.abort(client.reason), { once: true });
+    follow(client, this.#controller);
   }
 
   /** Aborts when the client left or a wait ran out; its reason is then the TimeoutError. */

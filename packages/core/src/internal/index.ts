@@ -25,7 +25,7 @@ export {
   scrubJson,
   toAi4tsError,
 } from './fail.js';
-export { NEVER, withOwnSignal } from './signal.js';
+export { follow, NEVER, withOwnSignal } from './signal.js';
 export { getOwn, setOwn } from './own.js';
 export { checkRequest, positiveInt } from './check.js';
 export { type CreatedReader, readCreated, sendCreate } from './create.js';
