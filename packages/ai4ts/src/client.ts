@@ -13,8 +13,6 @@ import {
   type ChatRequestOptions,
   ChatService,
   type ChatStream,
-  runChatToolLoop,
-  streamChatToolLoop,
 } from '@ai4ts/chat';
 import type * as z from 'zod';
 import {
@@ -36,8 +34,6 @@ import {
   type MessageRequestOptions,
   MessagesService,
   type MessageStream,
-  runMessagesToolLoop,
-  streamMessagesToolLoop,
 } from '@ai4ts/messages';
 import {
   type ResponseCreateRequest,
@@ -47,8 +43,6 @@ import {
   type ResponseRequestOptions,
   ResponsesService,
   type ResponseStream,
-  runResponsesToolLoop,
-  streamResponsesToolLoop,
 } from '@ai4ts/responses';
 
 /** What a middleware sees of a Chat Completions request; `request` is the wire request. */
@@ -89,13 +83,23 @@ export type Ai4tsOptions = TransportOptions;
 /** A request that runs no loop: every loop field is absent. What the plain overloads accept. */
 export type PlainRequest<Request> = Request & { readonly [K in LoopFieldName]?: undefined };
 
-/** What one protocol brings to a {@link ProtocolClient}: its plain service and its two loop entry points. */
-export interface ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message> {
+/** What one protocol brings to a {@link ProtocolClient}: its service's plain calls and loop calls. */
+export interface ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Message> {
   create(request: Request, options?: Options): Promise<Final>;
   stream(request: Request, options?: Options): Stream;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
 }
+
+/** @deprecated Renamed {@link ProtocolCalls} (a protocol's definition is `CHAT_PROTOCOL` and its kin); goes in the next release. */
+export type ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message> = ProtocolCalls<
+  Request,
+  LoopRequest,
+  Options,
+  Final,
+  Stream,
+  Message
+>;
 
 /**
  * One protocol behind the front door's rule (see the module comment). The overloads type what runs: a plain
@@ -109,9 +113,10 @@ export class ProtocolClient<
   Stream,
   Message,
 > {
-  readonly #protocol: ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message>;
+  readonly #protocol: ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Message>;
 
-  constructor(protocol: ProtocolDefinition<Request, LoopRequest, Options, Final, Stream, Message>) {
+  /** @param protocol A protocol's service (`ChatService`, `ResponsesService`, `MessagesService`, ...). */
+  constructor(protocol: ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Message>) {
     this.#protocol = protocol;
   }
 
@@ -190,12 +195,7 @@ export class ResponsesClient extends ProtocolClient<
 
   constructor(transport: Transport) {
     const service = new ResponsesService(transport);
-    super({
-      create: (request, options) => service.create(request, options),
-      stream: (request, options) => service.stream(request, options),
-      runLoop: (request, options) => runResponsesToolLoop(transport, request, options),
-      streamLoop: (request, options) => streamResponsesToolLoop(transport, request, options),
-    });
+    super(service);
     this.service = service;
   }
 }
@@ -221,21 +221,9 @@ export class Ai4ts {
   constructor(options: Ai4tsOptions = {}) {
     const transport = new Transport(options);
     this.transport = transport;
-    const chat = new ChatService(transport);
-    this.chat = new ProtocolClient({
-      create: (request, options) => chat.create(request, options),
-      stream: (request, options) => chat.stream(request, options),
-      runLoop: (request, options) => runChatToolLoop(transport, request, options),
-      streamLoop: (request, options) => streamChatToolLoop(transport, request, options),
-    });
+    this.chat = new ProtocolClient(new ChatService(transport));
     this.responses = new ResponsesClient(transport);
-    const messages = new MessagesService(transport);
-    this.messages = new ProtocolClient({
-      create: (request, options) => messages.create(request, options),
-      stream: (request, options) => messages.stream(request, options),
-      runLoop: (request, options) => runMessagesToolLoop(transport, request, options),
-      streamLoop: (request, options) => streamMessagesToolLoop(transport, request, options),
-    });
+    this.messages = new ProtocolClient(new MessagesService(transport));
   }
 
   /**

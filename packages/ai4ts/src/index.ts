@@ -16,6 +16,7 @@ export {
   type MessagesClient,
   type PlainRequest,
   ProtocolClient,
+  type ProtocolCalls,
   type ProtocolDefinition,
   ResponsesClient,
 } from './client.js';

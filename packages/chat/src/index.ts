@@ -1,7 +1,7 @@
 /**
  * @ai4ts/chat: OpenAI Chat Completions, as every OpenAI-compatible provider streams it.
- * `ChatStreamListener` merges chunks, `collectChatCompletion` reads an SSE stream to a completion, `ChatService`
- * sends plain requests over a Transport, `runChatToolLoop` / `streamChatToolLoop` run the tool loop.
+ * `ChatStreamListener` merges chunks, `collectChatCompletion` reads an SSE stream to a completion, `CHAT_PROTOCOL`
+ * defines the protocol once, `ChatService` sends it over a Transport (`create`, `stream`, `runLoop`, `streamLoop`).
  */
 export { type CollectChatCompletionOptions, collectChatCompletion } from './collect.js';
 export {
@@ -12,16 +12,20 @@ export {
   type ChunkEvent,
   type RefusalEvent,
 } from './listener.js';
+export type {
+  ChatLoopRequest,
+  ChatToolLoopEvent,
+  ChatToolLoopResult,
+  ChatToolLoopStream,
+} from './loop.js';
+export { CHAT_PROTOCOL, type ChatProtocol } from './protocol.js';
+export { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toChatTool } from './request.js';
 export {
-  type ChatLoopRequest,
-  type ChatToolLoopEvent,
-  type ChatToolLoopResult,
-  type ChatToolLoopStream,
+  ChatService,
   chatToolLoopAdapter,
   runChatToolLoop,
+  streamChatCompletion,
   streamChatToolLoop,
-} from './loop.js';
-export { CHAT_COMPLETIONS_PATH, type ChatRequestOptions } from './request.js';
-export { ChatService } from './service.js';
-export { CHAT_PROTOCOL, ChatStream, isChatCompletion, streamChatCompletion } from './stream.js';
+} from './service.js';
+export { ChatStream, isChatCompletion } from './stream.js';
 export * from './types.js';

@@ -1,22 +1,18 @@
 /**
- * The tool loop over Chat Completions: the chat {@link ToolLoopAdapter} for core's engine, and the two ways to run
- * it. Each step is one streamed request (`ChatStream`); the assistant turn goes back exactly as streamed.
+ * The tool loop over Chat Completions: its request and result types, and the message half of its adapter (core's
+ * `ProtocolService` sends each step as one streamed request).
  */
 import type {
   LoopFields,
   ModelTurn,
   Tool,
-  ToolLoopAdapter,
   ToolLoopEvent,
   ToolLoopResult,
   ToolLoopStream,
   ToolResult,
-  Transport,
   WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, toolLoopEntryPoints } from '@ai4ts/core/internal';
-import { streamWireBody } from './stream.js';
-import { type ChatRequestOptions, toWireRequest } from './request.js';
+import type { LoopTurns } from '@ai4ts/core/internal';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool } from './types.js';
 
 /**
@@ -42,20 +38,11 @@ export type ChatToolLoopEvent = ToolLoopEvent<ChatLoopRequest, ChatCompletion>;
 
 
 /**
- * The Chat Completions adapter of the tool loop. Every step streams (a `ChatStream`), so argument strings are kept
- * exactly as produced; `options` are the per-request options of every step (headers, timeouts, extraBody,
- * thinkTags), the loop's signal replacing theirs. `send` throws Ai4tsError for an invalid request and rejects like
- * `ChatStream.final()`.
+ * The message half of the Chat Completions tool-loop adapter: the assistant turn goes back exactly as streamed, each
+ * result as one `tool` message.
  */
-export function chatToolLoopAdapter(
-  transport: Transport,
-  options: ChatRequestOptions = {},
-): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
+export function chatLoopTurns(): LoopTurns<ChatLoopRequest, ChatCompletion, ChatMessage> {
   return {
-    send(request, { signal, emit, telemetry }) {
-      const wire = toWireRequest(request, transport.provider.quirks);
-      return forwardStep(streamWireBody(transport, wire, { ...options, signal, telemetry }), emit);
-    },
     readTurn(completion): ModelTurn {
       const choice = completion.choices[0];
       return {
@@ -83,27 +70,6 @@ export function chatToolLoopAdapter(
       results.map((result) => ({ role: 'tool', tool_call_id: result.toolCallId, content: result.content })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
-    telemetry: (requested) => transport.telemetry(options, requested),
     repairMessages: (_completion, feedback) => [{ role: 'user', content: feedback }],
   };
 }
-
-const entryPoints = toolLoopEntryPoints(chatToolLoopAdapter);
-
-/**
- * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its
- * `defineTool` tools, `maxSteps`, `passThroughToolCalls`, `concurrency`, hooks and structured `output` (never sent
- * to the API; with `output`, the result's `object` has the schema's type). `options` apply to every step's
- * request, and `options.signal` aborts the loop.
- *
- * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
- * the failed step's partial completion); an AbortError when `options.signal` aborts.
- */
-export const runChatToolLoop = entryPoints.run;
-
-/**
- * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for the
- * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
- * rejects like {@link runChatToolLoop}.
- */
-export const streamChatToolLoop = entryPoints.stream;

@@ -1,8 +1,8 @@
-/** The Chat Completions endpoint, the per-request options, and the wire body every call sends. */
-import { type ProviderPreset, type RequestOptions, type StructuredOutput, toChatTool } from '@ai4ts/core';
+/** The Chat Completions endpoint, the per-request options, the tool wire form and the wire body every call sends. */
+import type { ProviderQuirks, RequestOptions, StructuredOutput, Tool } from '@ai4ts/core';
 import { checkRequest, outputOf, schemaInstruction, toWireBody } from '@ai4ts/core/internal';
 import type { ChatLoopRequest } from './loop.js';
-import { type ChatCompletionRequest, ChatCompletionRequestSchema } from './types.js';
+import { type ChatCompletionRequest, ChatCompletionRequestSchema, type ChatTool } from './types.js';
 
 /** The endpoint, relative to the provider's baseURL. */
 export const CHAT_COMPLETIONS_PATH = '/chat/completions';
@@ -11,6 +11,19 @@ export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 export interface ChatRequestOptions extends RequestOptions {
   /** Move `<think>...</think>` text out of streamed content into the reasoning. Default true. */
   thinkTags?: boolean;
+}
+
+/** The Chat Completions wire form of a `defineTool` tool: `{type:'function', function:{name, description, parameters, strict?}}`. */
+export function toChatTool(tool: Tool): ChatTool {
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      parameters: tool.jsonSchema,
+      ...(tool.strict ? { strict: true } : {}),
+    },
+  };
 }
 
 /**
@@ -24,7 +37,7 @@ export interface ChatRequestOptions extends RequestOptions {
  */
 export function toWireRequest(
   request: ChatCompletionRequest | ChatLoopRequest,
-  quirks?: ProviderPreset['quirks'],
+  quirks?: ProviderQuirks,
 ): Record<string, unknown> {
   const output = outputOf(request);
   const body = toWireBody(request, toChatTool);
@@ -33,6 +46,21 @@ export function toWireRequest(
   return body;
 }
 
+/**
+ * The streamed body: `stream: true` and, unless the caller set `stream_options` or the provider's preset says it does
+ * not accept them, `stream_options: { include_usage: true }`.
+ */
+export function toStreamBody(wire: Record<string, unknown>, quirks: ProviderQuirks): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...wire, stream: true };
+  if (body.stream_options === undefined && quirks.streamOptions) body.stream_options = { include_usage: true };
+  return body;
+}
+
+/** The non-streaming body: the wire body without `stream` or `stream_options`. */
+export function toCreateBody(wire: Record<string, unknown>): Record<string, unknown> {
+  const { stream: _stream, stream_options: _options, ...body } = wire;
+  return body;
+}
 
 /**
  * Asks for the structured answer: `response_format: { type: 'json_schema', json_schema: { name, schema, strict } }`

@@ -1,77 +1,75 @@
-/** ChatService: Chat Completions over a Transport, one plain request at a time (`create` and `stream`). */
-import type * as z from 'zod';
-import { type OutputLoopStream, ProtocolError, type Transport } from '@ai4ts/core';
-import { callOptionsOf, hasOutput, runOutputRequest, sendCreate, streamOutputRequest } from '@ai4ts/core/internal';
-import { ChatStreamListener } from './listener.js';
-import { type ChatLoopRequest, type ChatToolLoopResult, type ChatToolLoopStream, chatToolLoopAdapter } from './loop.js';
-import { CHAT_PROTOCOL, type ChatStream, isChatCompletion, streamChatCompletion } from './stream.js';
-import { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toWireRequest } from './request.js';
+/**
+ * Chat Completions over a Transport: {@link ChatService} (core's `ProtocolService` of {@link CHAT_PROTOCOL}) and the
+ * function forms of its calls.
+ */
+import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
+import { ProtocolService, toolLoopEntryPoints } from '@ai4ts/core/internal';
+import type { ChatStreamListener } from './listener.js';
+import type { ChatLoopRequest } from './loop.js';
+import { CHAT_PROTOCOL } from './protocol.js';
+import type { ChatRequestOptions } from './request.js';
+import type { ChatStream } from './stream.js';
 import type { ChatCompletion, ChatCompletionRequest, ChatMessage } from './types.js';
 
-/** Chat Completions for one Transport (one provider). The tool loop is `runChatToolLoop` / `streamChatToolLoop`. */
-export class ChatService {
-  readonly #transport: Transport;
-
+/**
+ * Chat Completions for one Transport (one provider): `create`, `stream`, `runLoop` and `streamLoop`, with retry,
+ * middleware, telemetry and cost wired by core. A server that answers `text/event-stream` to `create` (some daemons
+ * always stream) is read through the same listener as `stream()`, with the provider's quirks.
+ */
+export class ChatService extends ProtocolService<
+  ChatCompletionRequest,
+  ChatLoopRequest,
+  ChatCompletion,
+  ChatMessage,
+  ChatStreamListener,
+  ChatStream,
+  ChatRequestOptions
+> {
   constructor(transport: Transport) {
-    this.#transport = transport;
-  }
-
-  /**
-   * One non-streaming request: `toWireRequest`'s body without `stream` or `stream_options`. Returns the
-   * provider's JSON completion as is. A server that answers `text/event-stream` anyway (some daemons always
-   * stream) is read through a {@link ChatStreamListener} to the same completion `stream().final()` would give.
-   *
-   * Rejects with Ai4tsError for an invalid request; the Transport's ApiError for an HTTP error; ApiError for a 200
-   * body holding `{error}`; ProtocolError for a body that is not JSON or not a completion (no `choices`);
-   * ConnectionError or AbortError when the read breaks. Only errors of a streamed answer carry a `partial`.
-   *
-   * With `output` (a zod object schema), the request asks for JSON of that schema and resolves to the loop's
-   * result for one step: `object` is the validated answer, `completion` the completion (see
-   * docs/structured-output.md; no tool runs and there is no `repair`, which need the tool loop).
-   */
-  create<S extends z.ZodType>(
-    request: ChatCompletionRequest & { output: S },
-    options?: ChatRequestOptions,
-  ): Promise<ChatToolLoopResult<z.output<S>>>;
-  create(request: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion>;
-  async create(
-    request: ChatCompletionRequest & { output?: z.ZodType },
-    options: ChatRequestOptions = {},
-  ): Promise<ChatCompletion | ChatToolLoopResult> {
-    if (hasOutput(request)) return runOutputRequest(chatToolLoopAdapter(this.#transport, options), request, options.signal);
-    const body = toWireRequest(request, this.#transport.provider.quirks);
-    delete body.stream;
-    delete body.stream_options;
-    const { thinkTags, ...requestOptions } = callOptionsOf(request, options);
-    return sendCreate(this.#transport, CHAT_PROTOCOL, CHAT_COMPLETIONS_PATH, body, requestOptions, {
-      listener: () => new ChatStreamListener({ thinkTags }),
-      parse: parseCompletion,
-    });
-  }
-
-  /**
-   * One streaming request; see {@link streamChatCompletion}. Throws Ai4tsError synchronously for an invalid request.
-   * With `output`: the loop's stream for one step, with `object` events and a typed `object` in `final()`.
-   */
-  stream<S extends z.ZodType>(
-    request: ChatCompletionRequest & { output: S },
-    options?: ChatRequestOptions,
-  ): OutputLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage, z.output<S>>;
-  stream(request: ChatCompletionRequest, options?: ChatRequestOptions): ChatStream;
-  stream(
-    request: ChatCompletionRequest & { output?: z.ZodType },
-    options: ChatRequestOptions = {},
-  ): ChatStream | ChatToolLoopStream {
-    if (hasOutput(request)) return streamOutputRequest(chatToolLoopAdapter(this.#transport, options), request, options.signal);
-    return streamChatCompletion(this.#transport, request, options);
+    super(CHAT_PROTOCOL, transport);
   }
 }
 
-/** The cheap check of a JSON answer: an object with `choices`. */
-function parseCompletion(json: unknown, text: string): ChatCompletion {
-  // The provider's completion is returned as sent; only its `choices` array is checked.
-  if (!isChatCompletion(json)) {
-    throw new ProtocolError('The response is not a chat completion (no choices)', { line: text });
-  }
-  return json;
+/**
+ * Sends one streaming request and returns its {@link ChatStream}, already running (see `ChatService.stream`).
+ *
+ * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()`.
+ */
+export function streamChatCompletion(
+  transport: Transport,
+  request: ChatCompletionRequest,
+  options?: ChatRequestOptions,
+): ChatStream {
+  return new ChatService(transport).stream(request, options);
 }
+
+/**
+ * The Chat Completions adapter of the tool loop over `transport`, for core's `runToolLoop`; `options` apply to every
+ * step. Make one per loop.
+ */
+export function chatToolLoopAdapter(
+  transport: Transport,
+  options?: ChatRequestOptions,
+): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
+  return new ChatService(transport).loopAdapter(options);
+}
+
+const entryPoints = toolLoopEntryPoints(chatToolLoopAdapter);
+
+/**
+ * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its
+ * `defineTool` tools, `maxSteps`, `passThroughToolCalls`, `concurrency`, hooks and structured `output` (never sent
+ * to the API; with `output`, the result's `object` has the schema's type). `options` apply to every step's
+ * request, and `options.signal` aborts the loop.
+ *
+ * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
+ * the failed step's partial completion); an AbortError when `options.signal` aborts.
+ */
+export const runChatToolLoop = entryPoints.run;
+
+/**
+ * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for the
+ * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
+ * rejects like {@link runChatToolLoop}.
+ */
+export const streamChatToolLoop = entryPoints.stream;

@@ -4,7 +4,7 @@
  * by hand. A field the request type does not know (a provider's own, such as `enable_thinking` or `top_k`) goes in
  * the per-request options' `extraBody`.
  */
-import type { ChatTool, FinishReason, SdkFields, Usage } from '@ai4ts/core';
+import type { FinishReason, JsonSchema, SdkFields, Usage } from '@ai4ts/core';
 import { isRecord, positiveInt } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 
@@ -107,9 +107,15 @@ export type ChatMessage = ChatSystemMessage | ChatUserMessage | ChatAssistantMes
 
 // ---- the request -------------------------------------------------------------------------------------------------
 
+/** A tool in Chat Completions' wire form. */
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters: JsonSchema; strict?: boolean };
+}
+
 /**
  * A tool in its wire form: a `function` tool (`{ type: 'function', function: { name, description?, parameters } }`,
- * what core's `toChatTool` makes) or any provider's own tool type (`custom`, a built-in search), passed through
+ * what `toChatTool` makes) or any provider's own tool type (`custom`, a built-in search), passed through
  * unchanged. Never a `defineTool` tool (those belong to the tool loop's request).
  */
 export type ChatWireTool = ChatTool | { type: string; [key: string]: unknown };

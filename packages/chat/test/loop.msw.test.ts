@@ -1,5 +1,6 @@
 import { runChatToolLoop, streamChatToolLoop } from '@ai4ts/chat';
-import { AbortError, defineTool, Transport, toChatTool } from '@ai4ts/core';
+import { AbortError, defineTool, Transport } from '@ai4ts/core';
+import { toChatTool } from '../src/index.js';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';

@@ -11,6 +11,7 @@ import {
   ConnectionError,
   RateLimitError,
   TimeoutError,
+  PROVIDERS,
   Transport,
   type TransportOptions,
 } from '@ai4ts/core';
@@ -191,4 +192,20 @@ describe('ChatService over node:http', () => {
     expect(body).not.toHaveProperty('stream');
     expect(completion.choices[0]?.message).toEqual({ role: 'assistant', content: 'Hi', reasoning_content: 'hm' });
   });
+
+  // One listener constructor for both calls: the preset's quirk held for stream() but not for create(), which threw
+  // StreamIncompleteError against the very server stream() read to the end.
+  it("create() against a streaming daemon follows the preset's doneWithoutFinishReason, as stream() does", async () => {
+    const daemon = (_req: IncomingMessage, res: ServerResponse) => {
+      startStream(res, `${sse(chunk({ role: 'assistant', content: 'no finish reason' }))}data: [DONE]\n\n`);
+      res.end();
+    };
+    const preset = { ...PROVIDERS['openai-compatible'], quirks: { streamOptions: true, doneWithoutFinishReason: true } };
+    const { chat } = await serve(daemon, { provider: preset });
+    const streamed = await chat.stream(request).final();
+    const created = await chat.create(request);
+    expect(created.choices[0]).toEqual(streamed.choices[0]);
+    expect(created.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'no finish reason' } });
+  });
 });
+

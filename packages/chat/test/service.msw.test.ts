@@ -6,9 +6,8 @@ import {
   ProtocolError,
   type StreamEvent,
   Transport,
-  toChatTool,
 } from '@ai4ts/core';
-import { type ChatLoopRequest, ChatService, collectChatCompletion } from '@ai4ts/chat';
+import { type ChatLoopRequest, ChatService, collectChatCompletion, toChatTool } from '@ai4ts/chat';
 import { toWireRequest } from '../src/request.js';
 import { encodeSse, parseSse } from '@ai4ts/sse';
 import { HttpResponse, http } from 'msw';

@@ -2,10 +2,10 @@ import {
   executeToolCalls,
   isTool,
   type JsonSchema,
-  toAnthropicTool,
-  toChatTool,
   ToolContent,
 } from '@ai4ts/core';
+import { toChatTool } from '@ai4ts/chat';
+import { toAnthropicTool } from '@ai4ts/messages';
 import { defineJsonSchemaTool } from '@ai4ts/core/json-schema';
 import { describe, expect, it } from 'vitest';
 

@@ -1,4 +1,8 @@
-import { Ai4tsError, defineTool, isTool, toAnthropicTool, toChatTool, toResponsesTool } from '@ai4ts/core';
+import { Ai4tsError, defineTool, isTool } from '@ai4ts/core';
+// The wire forms live in their protocol packages; these tests check defineTool's schema through each of them.
+import { toChatTool } from '@ai4ts/chat';
+import { toAnthropicTool } from '@ai4ts/messages';
+import { toResponsesTool } from '@ai4ts/responses';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import * as z3 from 'zod/v3';

@@ -7,17 +7,21 @@
 export { type ChatCompletionView, toChatCompletion } from './convert.js';
 export { type CollectMessageOptions, collectMessage } from './collect.js';
 export { type MessageStreamEvents, MessageStreamListener, type MessageStreamListenerOptions } from './listener.js';
+export type {
+  MessageLoopRequest,
+  MessagesToolLoopEvent,
+  MessagesToolLoopResult,
+  MessagesToolLoopStream,
+} from './loop.js';
+export { MESSAGES_PROTOCOL, type MessagesProtocol } from './protocol.js';
+export { MESSAGES_PATH, type MessageRequestOptions, toAnthropicTool } from './request.js';
 export {
-  type MessageLoopRequest,
-  type MessagesToolLoopEvent,
-  type MessagesToolLoopResult,
-  type MessagesToolLoopStream,
+  MessagesService,
   messagesToolLoopAdapter,
   runMessagesToolLoop,
+  streamMessage,
   streamMessagesToolLoop,
-} from './loop.js';
-export { MESSAGES_PATH, type MessageRequestOptions } from './request.js';
-export { MessagesService } from './service.js';
-export { MESSAGES_PROTOCOL, MessageStream, isMessage, streamMessage } from './stream.js';
+} from './service.js';
+export { isMessage, MessageStream } from './stream.js';
 export { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 export * from './types.js';

@@ -1,26 +1,21 @@
 /**
- * The tool loop over Anthropic Messages: the Messages {@link ToolLoopAdapter} for core's engine, and
- * {@link runMessagesToolLoop} / {@link streamMessagesToolLoop}. Each step is one streamed request; the assistant
- * turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
+ * The tool loop over Anthropic Messages: its request and result types, and the message half of its adapter (core's
+ * `ProtocolService` sends each step as one streamed request). The assistant turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
  * and the results go back as one user message of tool_result blocks.
  */
 import type {
   LoopFields,
   ModelTurn,
-  NormalizedEvent,
-  RetryEvent,
+  ProviderQuirks,
   Tool,
-  ToolLoopAdapter,
   ToolLoopEvent,
   ToolLoopResult,
   ToolLoopStream,
-  Transport,
   WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, toolLoopEntryPoints, outputOf } from '@ai4ts/core/internal';
+import { type LoopTurns, outputOf, type StepEmit } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { streamWireBody } from './stream.js';
-import { type MessageRequestOptions, outputMode, toWireRequest } from './request.js';
+import { outputMode } from './request.js';
 import { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 import {
   isTextBlock,
@@ -53,24 +48,19 @@ export type MessagesToolLoopEvent = ToolLoopEvent<MessageLoopRequest, Message>;
 
 
 /**
- * The Messages adapter of the tool loop. Every step streams (the `streamMessage` step, so argument strings stay
- * exactly as streamed); `options` are the per-request options applied to every step (headers, timeouts,
- * `extraBody`), the step's signal replacing theirs.
+ * The message half of the Messages tool-loop adapter: the assistant turn goes back as received, the results as one
+ * user message of tool_result blocks. With `output` as a forced tool (see `outputMode`), that tool's call is the
+ * answer, not a tool to run; the adapter remembers its name for the step (core makes one per loop).
  */
-export function messagesToolLoopAdapter(
-  transport: Transport,
-  options: MessageRequestOptions = {},
-): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
-  // With `output` as a forced tool (see `outputMode`): that tool's name. Its call is the answer, not a tool to run.
+export function messagesLoopTurns(quirks: ProviderQuirks): LoopTurns<MessageLoopRequest, Message, MessageParam> {
   let outputTool: string | undefined;
   return {
-    send(request, { signal, emit, telemetry }) {
+    stepRequest(request) {
       const output = outputOf(request);
-      const quirks = transport.provider.quirks;
       outputTool = output && outputMode(request.model, quirks) === 'tool' ? output.name : undefined;
-      const handle = streamWireBody(transport, toWireRequest(request, quirks), { ...options, signal, telemetry });
-      return forwardStep(handle, emit && outputTool !== undefined ? answerAsContent(outputTool, emit) : emit);
+      return request;
     },
+    stepEmit: (_request, emit) => (outputTool === undefined ? emit : answerAsContent(outputTool, emit)),
     readTurn(message): ModelTurn {
       const calls = toToolCalls(message);
       const answer = calls.find((call) => call.name === outputTool);
@@ -95,7 +85,6 @@ export function messagesToolLoopAdapter(
     parallelToolCalls: ({ tool_choice: choice }) =>
       choice === undefined || choice.type === 'none' || choice.disable_parallel_tool_use !== true,
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
-    telemetry: (requested) => transport.telemetry(options, requested),
     // A rejected forced-tool answer is a tool_use: it gets its tool_result, an error holding the feedback.
     repairMessages: (message, feedback) => {
       const answer = toToolCalls(message).find((call) => call.name === outputTool);
@@ -110,10 +99,7 @@ export function messagesToolLoopAdapter(
  * The forced output tool's argument deltas, as the answer's `content` events (the JSON text, which the loop parses
  * into `object` events); its `tool_call.*` events are not forwarded, since no tool runs.
  */
-function answerAsContent(
-  name: string,
-  emit: (event: NormalizedEvent | RetryEvent) => void,
-): (event: NormalizedEvent | RetryEvent) => void {
+function answerAsContent(name: string, emit: StepEmit): StepEmit {
   let id: string | undefined;
   let snapshot = '';
   return (event) => {
@@ -126,23 +112,3 @@ function answerAsContent(
     } else emit(event);
   };
 }
-
-const entryPoints = toolLoopEntryPoints(messagesToolLoopAdapter);
-
-/**
- * Runs the tool loop over Anthropic Messages to the end. Its settings come from the request (`tools`, `maxSteps`,
- * `passThroughToolCalls`, `concurrency`, the hooks, `output`, whose schema types the result's `object`); `options`
- * are the per-request options of every step, and `options.signal` aborts the loop. A tool_use whose input is not
- * valid JSON never runs: the model gets an `is_error` tool_result.
- *
- * @throws (rejects with) Ai4tsError for an invalid request (at the first step), RangeError for a bad `maxSteps`,
- * and every step's typed error; its `partial` is a `ToolLoopPartial` (the finished steps, the transcript, and the
- * failed step's partial message).
- */
-export const runMessagesToolLoop = entryPoints.run;
-
-/**
- * Starts the tool loop over Anthropic Messages as one event stream over all steps, each event tagged with its
- * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
- */
-export const streamMessagesToolLoop = entryPoints.stream;

@@ -1,14 +1,23 @@
-/** The Messages endpoint, the per-request options, and the wire body every call sends. */
-import { Ai4tsError, type ProviderPreset, type RequestOptions, type StructuredOutput, toAnthropicTool } from '@ai4ts/core';
+/** The Messages endpoint, the per-request options, the tool wire form, and the wire body every call sends. */
+import { Ai4tsError, type ProviderQuirks, type RequestOptions, type StructuredOutput, type Tool } from '@ai4ts/core';
 import { checkRequest, isRecord, outputOf, positiveInt, toWireBody } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
-import type { MessageCreateParams } from './types.js';
+import type { AnthropicTool, MessageCreateParams } from './types.js';
 
 /** The endpoint, under an Anthropic baseURL such as `https://api.anthropic.com/v1`. */
 export const MESSAGES_PATH = '/messages';
 
 /** Per-request options (headers, query, `extraBody`, `signal`, timeouts, retries): core's, the same in loop mode. */
 export type MessageRequestOptions = RequestOptions;
+
+/** The Anthropic Messages wire form of a `defineTool` tool: `{name, description, input_schema}`. */
+export function toAnthropicTool(tool: Tool): AnthropicTool {
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    input_schema: tool.jsonSchema,
+  };
+}
 
 /** The request fields every call needs; the rest passes through to the API, which checks it. */
 const requestSchema = z.looseObject({
@@ -33,7 +42,7 @@ const requestSchema = z.looseObject({
  */
 export function toWireRequest(
   request: Omit<MessageCreateParams, 'tools'> & { readonly tools?: readonly unknown[] | undefined },
-  quirks?: ProviderPreset['quirks'],
+  quirks?: ProviderQuirks,
 ): Record<string, unknown> {
   const output = outputOf(request);
   const body = toWireBody(request, toAnthropicTool);
@@ -52,7 +61,7 @@ export function toWireRequest(
  *   (or `{ type: 'any' }` beside the request's own tools, so they can still be called). Every Messages server
  *   understands it; extended thinking does not allow a forced tool, so use a model with native support there.
  */
-export function outputMode(model: string, quirks: ProviderPreset['quirks'] | undefined): 'native' | 'tool' {
+export function outputMode(model: string, quirks: ProviderQuirks | undefined): 'native' | 'tool' {
   return quirks?.outputConfig === true && !WITHOUT_OUTPUT_CONFIG.test(model) ? 'native' : 'tool';
 }
 
@@ -80,4 +89,14 @@ function withOutput(body: Record<string, unknown>, output: StructuredOutput, mod
   const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
   const parallel = choice.disable_parallel_tool_use === undefined ? {} : { disable_parallel_tool_use: choice.disable_parallel_tool_use };
   body.tool_choice = tools.length ? { type: 'any', ...parallel } : { type: 'tool', name: output.name, ...parallel };
+}
+
+/** The streamed body: the wire body with `stream: true`. */
+export function toStreamBody(wire: Record<string, unknown>): Record<string, unknown> {
+  return { ...wire, stream: true };
+}
+
+/** The non-streaming body: the wire body with `stream: false`. */
+export function toCreateBody(wire: Record<string, unknown>): Record<string, unknown> {
+  return { ...wire, stream: false };
 }

@@ -3,7 +3,7 @@
  * request parameters and the raw stream events. Fields the API may add later pass through untouched.
  */
 
-import type { SdkFields } from '@ai4ts/core';
+import type { JsonSchema, SdkFields } from '@ai4ts/core';
 
 /** A citation attached to a text block (char, page, content-block, search-result or web-search location). */
 export interface TextCitation {
@@ -254,6 +254,13 @@ export type ContentBlockParam =
 export interface MessageParam {
   role: 'user' | 'assistant';
   content: string | ContentBlockParam[];
+}
+
+/** A `defineTool` tool in Anthropic Messages' wire form (what `toAnthropicTool` makes). */
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: JsonSchema;
 }
 
 /** A client tool the model may call; `input_schema` is a JSON Schema object. */

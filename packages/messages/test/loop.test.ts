@@ -1,5 +1,6 @@
 /** The Messages tool loop against @ai4ts/testing's scripted model on 127.0.0.1. */
-import { AbortError, Ai4tsError, ApiError, defineTool, toAnthropicTool, Transport } from '@ai4ts/core';
+import { AbortError, Ai4tsError, ApiError, defineTool, Transport } from '@ai4ts/core';
+import { toAnthropicTool } from '../src/index.js';
 import { type MockModel, type MockScript, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';

@@ -11,17 +11,22 @@ export {
   type ResponseStreamListenerOptions,
   type ResponseStreamWarning,
 } from './listener.js';
+export type {
+  ResponseLoopRequest,
+  ResponsesToolLoopEvent,
+  ResponsesToolLoopResult,
+  ResponsesToolLoopStream,
+} from './loop.js';
+export { RESPONSES_PROTOCOL, type ResponsesProtocol } from './protocol.js';
+export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
+export { RESPONSES_PATH, type ResponseRequestOptions, toResponsesTool } from './request.js';
 export {
-  type ResponseLoopRequest,
-  type ResponsesToolLoopEvent,
-  type ResponsesToolLoopResult,
-  type ResponsesToolLoopStream,
+  ResponsesService,
+  type ResumeOptions,
   responsesToolLoopAdapter,
   runResponsesToolLoop,
+  streamResponse,
   streamResponsesToolLoop,
-} from './loop.js';
-export { eventsFromJsonl, eventsToJsonl, replayEvents } from './replay.js';
-export { RESPONSES_PATH, type ResponseRequestOptions } from './request.js';
-export { ResponsesService, type ResumeOptions } from './service.js';
-export { RESPONSES_PROTOCOL, ResponseStream, isResponseObject, streamResponse } from './stream.js';
+} from './service.js';
+export { isResponseObject, ResponseStream } from './stream.js';
 export type * from './types.js';

@@ -1,24 +1,20 @@
 /**
- * The tool loop over the Responses API: a {@link ToolLoopAdapter} whose transcript is the growing list of input
- * items. With `store` not false each step continues by `previous_response_id` and sends only the new
+ * The tool loop over the Responses API: its request and result types, and the message half of its adapter, whose
+ * transcript is the growing list of input items. With `store` not false each step continues by `previous_response_id` and sends only the new
  * `function_call_output` items; with `store: false` it resends the whole input (output items, reasoning included,
  * exactly as received).
  */
 import type {
   LoopFields,
   Tool,
-  ToolLoopAdapter,
   ToolLoopEvent,
   ToolLoopResult,
   ToolLoopStream,
   ToolResult,
-  Transport,
   WithoutTools,
 } from '@ai4ts/core';
-import { forwardStep, toolLoopEntryPoints, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
+import { type LoopTurns, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { type ResponseRequestOptions, toWireRequest } from './request.js';
-import { streamWireBody } from './stream.js';
 import type {
   FunctionCallItem,
   ResponseCreateRequest,
@@ -56,27 +52,20 @@ export type ResponsesToolLoopEvent = ToolLoopEvent<ResponseLoopRequest, Response
 
 
 /**
- * A tool-loop adapter for the Responses API over `transport`; `requestOptions` (headers, timeouts, `extraBody`)
- * apply to every step. It remembers the last response of its loop, so make one per loop.
+ * The message half of the Responses tool-loop adapter. It remembers the last response of its loop (core makes one
+ * per loop): with `store` not false each step continues by `previous_response_id` and sends only the new items.
  */
-export function responsesToolLoopAdapter(
-  transport: Transport,
-  requestOptions: ResponseRequestOptions = {},
-): ToolLoopAdapter<ResponseLoopRequest, ResponseObject, ResponseInputItem> {
+export function responsesLoopTurns(): LoopTurns<ResponseLoopRequest, ResponseObject, ResponseInputItem> {
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
   return {
-    async send(request, { signal, emit, telemetry }) {
+    stepRequest(request) {
       const input = toItems(request.input);
-      const step = { ...request, input };
-      if (request.store !== false && previous !== undefined && input.length >= previous.known) {
-        step.input = input.slice(previous.known);
-        step.previous_response_id = previous.id;
-      }
-      const handle = streamWireBody(transport, toWireRequest(step), { ...requestOptions, signal, telemetry });
-      const response = await forwardStep(handle, emit);
-      previous = { id: response.id, known: input.length + response.output.length };
-      return response;
+      if (request.store === false || previous === undefined || input.length < previous.known) return { ...request, input };
+      return { ...request, input: input.slice(previous.known), previous_response_id: previous.id };
+    },
+    stepDone(request, response) {
+      previous = { id: response.id, known: toItems(request.input).length + response.output.length };
     },
     readTurn(response) {
       const calls = response.output.filter((item): item is FunctionCallItem => item.type === 'function_call');
@@ -95,7 +84,6 @@ export function responsesToolLoopAdapter(
     toolMessages: (results) =>
       results.map((result) => ({ type: 'function_call_output', call_id: result.toolCallId, output: outputOf(result) })),
     parallelToolCalls: (request) => request.parallel_tool_calls !== false,
-    telemetry: (requested) => transport.telemetry(requestOptions, requested),
     repairMessages: (_response, feedback) => [{ type: 'message', role: 'user', content: feedback }],
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
   };
@@ -120,22 +108,6 @@ function outputOf(result: ToolResult): string | ResponseInputContent[] {
       : { type: 'input_image', image_url: `data:${part.mimeType};base64,${part.data}` },
   );
 }
-
-const entryPoints = toolLoopEntryPoints(responsesToolLoopAdapter);
-
-/**
- * Runs the tool loop over the Responses API and resolves to its result. Its settings come from the request (the
- * `defineTool` tools in `tools`, the loop fields; with `output`, the result's `object` has the schema's type);
- * `options` apply to every step and `options.signal` aborts the loop. Rejects with a typed error whose `partial`
- * is a `ToolLoopPartial` (AbortError on abort).
- */
-export const runResponsesToolLoop = entryPoints.run;
-
-/**
- * Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its
- * step; settings and options as for {@link runResponsesToolLoop}.
- */
-export const streamResponsesToolLoop = entryPoints.stream;
 
 /** The request's input as items: a string input is one user message. */
 function toItems(input: ResponseCreateRequest['input']): ResponseInputItem[] {

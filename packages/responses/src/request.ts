@@ -1,5 +1,9 @@
-/** The Responses endpoint, the per-request options, and the wire body `create`, `stream` and every loop step send. */
-import { type RequestOptions, toResponsesTool } from '@ai4ts/core';
+/**
+ * The Responses endpoint, the per-request options, the tool wire form, and the wire body `create`, `stream` and
+ * every loop step send.
+ */
+import type { RequestOptions, Tool } from '@ai4ts/core';
+import type { FunctionTool } from './types.js';
 import { checkRequest, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 
@@ -8,6 +12,17 @@ export const RESPONSES_PATH = '/responses';
 
 /** The per-request options of the Responses API (headers, query, `extraBody`, `signal`, timeouts, retries). */
 export type ResponseRequestOptions = RequestOptions;
+
+/** The Responses wire form of a `defineTool` tool. `strict` is always explicit: the Responses API defaults it to true. */
+export function toResponsesTool(tool: Tool): FunctionTool {
+  return {
+    type: 'function',
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    parameters: tool.jsonSchema,
+    strict: tool.strict,
+  };
+}
 
 /** The checks a request gets before it is sent: cheap, and the rest is the API's to judge. */
 const requestSchema = z.looseObject({
@@ -40,4 +55,9 @@ export function toWireRequest(request: object): Record<string, unknown> {
   }
   checkRequest(requestSchema, body, 'Responses');
   return body;
+}
+
+/** The streamed body: the wire body with `stream: true`. */
+export function toStreamBody(wire: Record<string, unknown>): Record<string, unknown> {
+  return { ...wire, stream: true };
 }

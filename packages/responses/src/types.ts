@@ -4,7 +4,7 @@
  * untouched (every received object keeps an index signature), so a newer API field is never lost. The request
  * lists the documented fields; others go in the request options' `extraBody`.
  */
-import type { ResponsesTool, SdkFields } from '@ai4ts/core';
+import type { JsonSchema, SdkFields } from '@ai4ts/core';
 
 /** A response's lifecycle status as the API reports it. */
 export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
@@ -226,8 +226,20 @@ export type ResponseInputItem =
   | BuiltInToolOutputItem
   | ItemReference;
 
-/** A tool as the wire takes it: a function tool (see core's `toResponsesTool`) or a built-in one (`web_search`, ...). */
-export type ResponseTool = ResponsesTool | { type: string; [key: string]: unknown };
+/** A function tool in the Responses API's wire form (the openai SDK's `FunctionTool`). */
+export interface FunctionTool {
+  type: 'function';
+  name: string;
+  description?: string;
+  parameters: JsonSchema;
+  strict: boolean;
+}
+
+/** @deprecated Renamed {@link FunctionTool}, the openai SDK's name; this alias goes in the next release. */
+export type ResponsesTool = FunctionTool;
+
+/** A tool as the wire takes it: a function tool (see `toResponsesTool`) or a built-in one (`web_search`, ...). */
+export type ResponseTool = FunctionTool | { type: string; [key: string]: unknown };
 
 /** Which tool the model may or must call. */
 export type ResponseToolChoice =

@@ -4,7 +4,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AbortError, defineTool, toResponsesTool, Transport } from '@ai4ts/core';
+import { AbortError, defineTool, Transport } from '@ai4ts/core';
+import { toResponsesTool } from '../src/index.js';
 import {
   type ResponseInputItem,
   type ResponseLoopRequest,

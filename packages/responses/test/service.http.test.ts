@@ -11,6 +11,7 @@ import {
   RateLimitError,
   StreamIncompleteError,
   TimeoutError,
+  resultInfo,
   Transport,
 } from '@ai4ts/core';
 import { type ResponseObject, ResponsesService } from '@ai4ts/responses';
@@ -234,4 +235,34 @@ describe('ResponsesService over node:http', () => {
     expect(partialOf(error)?.output_text).toBe('before the stall');
     await server.closed;
   });
+
+  // resume() built its handle by hand, without the retry and the model call every other handle gets: a resumed
+  // stream cut before its first event failed at once, and no middleware, request id or cost ever saw it.
+  it('resume() is a model call like any other: retried before its first event, seen by middleware, with its info', async () => {
+    const all = textScript().events;
+    let attempts = 0;
+    running = await serve((req, res) => {
+      attempts += 1;
+      // The first attempt closes before any event: a stream that may be sent again.
+      if (attempts === 1) return res.end();
+      const after = Number(new URL(req.url ?? '', 'http://x').searchParams.get('starting_after'));
+      res.end(toSse(all.filter((e) => (e.sequence_number as number) > after)));
+    });
+    const transport = new Transport({ baseURL: running.url, apiKey: 'sk-test', maxRetries: 1, backoff: { initialMs: 1 } });
+    const seen: string[] = [];
+    transport.use(async (ctx, next) => {
+      seen.push(`${ctx.protocol} stream=${ctx.stream}`);
+      return next();
+    });
+    const stream = new ResponsesService(transport).resume('resp_1', { startingAfter: 0 });
+    const retries: number[] = [];
+    stream.on('retry', (event) => retries.push(event.attempt));
+    const response = await stream.final();
+    expect(response.output_text).toBe('Paris is the capital of France — café ☕');
+    expect(attempts).toBe(2);
+    expect(retries).toEqual([1]);
+    expect(seen).toEqual(['responses stream=true']);
+    expect(resultInfo(response)).toMatchObject({ status: 200 });
+  });
 });
+

@@ -1,4 +1,5 @@
-import { defineTool, runToolLoop, type ToolLoopAdapter, toChatTool } from '@ai4ts/core';
+import { toChatTool } from '@ai4ts/chat';
+import { defineTool, runToolLoop, type ToolLoopAdapter } from '@ai4ts/core';
 import { parseSse } from '@ai4ts/sse';
 import { agentQuestion, agentScript, type ChatMessage, type MockModel, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -33,3 +33,11 @@ export { emitByType } from './emit.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
 export { hasOutput, runOutputRequest, streamOutputRequest } from '../output/request.js';
+export {
+  type LoopTurns,
+  type ProtocolDefinition,
+  ProtocolService,
+  type StepEmit,
+  type StepHandle,
+  type StreamHandleClass,
+} from '../protocol.js';

@@ -1,10 +1,7 @@
 export {
-  type AnthropicTool,
-  type ChatTool,
   defineTool,
   isTool,
   type JsonSchema,
-  type ResponsesTool,
   type Tool,
   type ToolArgs,
   type ToolArgumentIssue,
@@ -14,9 +11,6 @@ export {
   type ToolParameters,
   type ToolProgress,
   type ToolValidation,
-  toAnthropicTool,
-  toChatTool,
-  toResponsesTool,
 } from './define.js';
 export { ToolContent, type ToolResultPart } from './content.js';
 export {

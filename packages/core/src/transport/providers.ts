@@ -120,6 +120,9 @@ export const PROVIDERS = {
   },
 } satisfies Record<string, ProviderPreset>;
 
+/** The stream quirks of a provider, which a protocol's wire body and listener respect. */
+export type ProviderQuirks = ProviderPreset['quirks'];
+
 /** The name of a built-in preset. */
 export type ProviderName = keyof typeof PROVIDERS;
 

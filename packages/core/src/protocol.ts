@@ -1,0 +1,235 @@
+/**
+ * One protocol, defined once. A protocol package (chat, responses, messages, ...) exports one
+ * {@link ProtocolDefinition}: its path, its wire body, the only constructor of its listener, how a JSON answer is
+ * checked, how a result is summarized, and the message half of its tool-loop adapter. {@link ProtocolService}
+ * turns a definition and a Transport into `create`, `stream`, `runLoop` and `streamLoop`, with retry, middleware,
+ * telemetry and cost wired here, once: no protocol can forget one of them, and no two can wire them differently.
+ */
+import type * as z from 'zod';
+import type { SseEvent } from '@ai4ts/sse';
+import type { ModelCall, ModelProtocol } from './observe/call.js';
+import { sendCreate } from './internal/create.js';
+import { hasOutput, runOutputRequest, streamOutputRequest } from './output/request.js';
+import type { OutputLoopStream } from './tools/stream.js';
+import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
+import type { NormalizedEvent } from './events.js';
+import type { StreamListener } from './listener.js';
+import type { Tool } from './tools/define.js';
+import { runToolLoop, type ToolLoopAdapter, type ToolLoopResult } from './tools/loop.js';
+import { callOptionsOf, type LoopFields, type LoopRequestShape, loopOptionsOf, type SdkFields } from './tools/request.js';
+import { streamToolLoop, type ToolLoopStream } from './tools/stream.js';
+import type { ProviderQuirks } from './transport/providers.js';
+import type { RequestOptions, StreamRetry, Transport } from './transport/transport.js';
+
+/** Where a streamed step's events go: the loop engine's `emit`. */
+export type StepEmit = (event: NormalizedEvent | RetryEvent) => void;
+
+/**
+ * The message half of a protocol's tool-loop adapter (see {@link ToolLoopAdapter}: everything but `send` and
+ * `telemetry`, which {@link ProtocolService} supplies), plus the hooks a protocol needs around each step's send.
+ * Made once per loop ({@link ProtocolDefinition.loopTurns}), so it may remember what the server already holds.
+ */
+export interface LoopTurns<LoopRequest, Final, Message>
+  extends Omit<ToolLoopAdapter<LoopRequest, Final, Message>, 'send' | 'telemetry'> {
+  /** The request a step sends, from the loop's (Responses continues a stored conversation by id). */
+  stepRequest?(request: LoopRequest): LoopRequest;
+  /** Where a step's events go, from the loop's `emit` (Messages shows a forced output tool's input as content). */
+  stepEmit?(request: LoopRequest, emit: StepEmit): StepEmit;
+  /** A step's result arrived for `request` (the loop's, before {@link stepRequest}). */
+  stepDone?(request: LoopRequest, final: Final): void;
+}
+
+/** What {@link ProtocolDefinition.Stream} is: a stream handle of the protocol, made over its listener. */
+export type StreamHandleClass<Listener, Final, Stream> = new (
+  listener: Listener,
+  open: OpenEvents,
+  signal?: AbortSignal,
+  retry?: StreamRetry,
+  call?: ModelCall<Final>,
+) => Stream;
+
+/** What a protocol's stream handle offers the tool loop: its events, its retries and its result. */
+export type StepHandle<Final> = StreamEventSource & {
+  on(event: 'retry', handler: (event: RetryEvent) => void): unknown;
+  final(): Promise<Final>;
+};
+
+/**
+ * Everything about one protocol. `Request` is a plain request (the vendor SDK's create params), `LoopRequest` one
+ * that runs the tool loop, `Final` the result, `Message` a transcript entry, `Listener` the state machine that folds
+ * the stream, `Stream` the handle, `Options` the per-request options.
+ */
+export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options extends RequestOptions>
+  extends ModelProtocol<Final> {
+  /** The endpoint, relative to the provider's baseURL (`/chat/completions`). */
+  readonly path: string;
+  /**
+   * The body the API receives, without `stream`: SDK fields left off, `defineTool` tools in the protocol's wire form,
+   * a structured `output` asked for the protocol's way. Throws Ai4tsError for an invalid request.
+   */
+  toWireRequest(request: LoopRequest, quirks: ProviderQuirks): Record<string, unknown>;
+  /** The wire body of a non-streaming request. */
+  createBody(wire: Record<string, unknown>, quirks: ProviderQuirks): Record<string, unknown>;
+  /** The wire body of a streaming request. */
+  streamBody(wire: Record<string, unknown>, quirks: ProviderQuirks): Record<string, unknown>;
+  /** The only place the protocol's listener is made: the call's options and the provider's quirks both apply. */
+  createListener(options: Options | undefined, quirks: ProviderQuirks): Listener;
+  /** Checks (cheaply) that a JSON answer is the protocol's result; throws ProtocolError when it is not. */
+  parseCreated(json: unknown, text: string): Final;
+  /** Reads a streamed request's JSON answer (a server that ignores `stream: true`) as one SSE event. */
+  readonly acceptsJsonStream: boolean;
+  /** A `defineTool` tool in the protocol's wire form. */
+  toWireTool(tool: Tool): unknown;
+  /** The message half of the tool-loop adapter, made once per loop. */
+  loopTurns(quirks: ProviderQuirks): LoopTurns<LoopRequest, Final, Message>;
+  /** The protocol's stream handle. */
+  readonly Stream: StreamHandleClass<Listener, Final, Stream>;
+}
+
+/**
+ * A protocol over a {@link Transport}: what every protocol's service does, written once. `Request` is the plain
+ * request, `LoopRequest` the tool loop's; a plain request with `output` runs the loop's engine for one step.
+ */
+export class ProtocolService<
+  Request extends LoopRequest,
+  LoopRequest extends LoopFields<LoopRequest, Final> & LoopRequestShape & SdkFields,
+  Final,
+  Message,
+  Listener extends StreamListener<Final>,
+  Stream extends StepHandle<Final>,
+  Options extends RequestOptions,
+> {
+  /** The protocol this service speaks. */
+  readonly definition: ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options>;
+  /** The transport it sends through. */
+  readonly transport: Transport;
+
+  constructor(definition: ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options>, transport: Transport) {
+    this.definition = definition;
+    this.transport = transport;
+  }
+
+  /**
+   * One non-streaming request; resolves to the provider's result as sent (checked cheaply by the definition). A
+   * server that answers `text/event-stream` anyway is read through the protocol's listener to the same result.
+   * With `output` (a zod object schema): the loop's result for one step, `object` the validated answer.
+   *
+   * Rejects with Ai4tsError for an invalid request, the Transport's ApiError for an HTTP error or a 200 `{ error }`
+   * body, ProtocolError for a body that is not the protocol's result; only a streamed answer's errors carry `partial`.
+   */
+  create<S extends z.ZodType>(
+    request: Request & { output: S },
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
+  create(request: Request, options?: Options): Promise<Final>;
+  async create(request: Request, options?: Options): Promise<Final | ToolLoopResult<LoopRequest, Final, Message>> {
+    if (hasOutput(request)) return runOutputRequest(this.loopAdapter(options), request, options?.signal);
+    const { definition, transport } = this;
+    const quirks = transport.provider.quirks;
+    const body = definition.createBody(definition.toWireRequest(request, quirks), quirks);
+    return sendCreate(transport, definition, definition.path, body, callOptionsOf(request, options ?? {}), {
+      listener: () => definition.createListener(options, quirks),
+      parse: (json, text) => definition.parseCreated(json, text),
+    });
+  }
+
+  /**
+   * One streaming request, already running: its handle buffers every event, and `final()` resolves to the result or
+   * rejects with the typed error (`partial`: the result so far). With `output`: the loop's stream for one step.
+   *
+   * @throws Ai4tsError synchronously for an invalid request.
+   */
+  stream<S extends z.ZodType>(
+    request: Request & { output: S },
+    options?: Options,
+  ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
+  stream(request: Request, options?: Options): Stream;
+  stream(request: Request, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
+    if (hasOutput(request)) return streamOutputRequest(this.loopAdapter(options), request, options?.signal);
+    const wire = this.definition.toWireRequest(request, this.transport.provider.quirks);
+    return this.#streamWire(wire, options, callOptionsOf(request, options ?? {}));
+  }
+
+  /** Runs the tool loop to its end; `options` apply to every step, `options.signal` aborts the loop. */
+  runLoop<S extends z.ZodType>(
+    request: LoopRequest & { output: S },
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
+  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
+  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+    return runToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
+  }
+
+  /** Starts the tool loop as one step-tagged event stream; `final()` resolves or rejects like {@link runLoop}. */
+  streamLoop<S extends z.ZodType>(
+    request: LoopRequest & { output: S },
+    options?: Options,
+  ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
+  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
+  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message> {
+    return streamToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
+  }
+
+  /**
+   * The tool-loop adapter of one loop: each step one streamed request through {@link stream}'s path (so its
+   * argument strings are kept exactly as streamed); `options` apply to every step, the loop's signal replacing theirs.
+   */
+  loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Final, Message> {
+    const { definition, transport } = this;
+    const turns = definition.loopTurns(transport.provider.quirks);
+    const { stepRequest, stepEmit, stepDone, ...messages } = turns;
+    return {
+      ...messages,
+      send: async (request, { signal, emit, telemetry }) => {
+        const step = stepRequest ? stepRequest.call(turns, request) : request;
+        const wire = definition.toWireRequest(step, transport.provider.quirks);
+        const handle = this.#streamWire(wire, options, { ...options, signal, telemetry });
+        const final = await forwardStep(handle, emit && stepEmit ? stepEmit.call(turns, request, emit) : emit);
+        stepDone?.call(turns, request, final);
+        return final;
+      },
+      telemetry: (requested) => transport.telemetry(options, requested),
+    };
+  }
+
+  /**
+   * A stream handle over `open`, watched as one model call of `body` (its span, middleware, cost) and retried
+   * before its first event by the Transport's policy. For a protocol's own streamed calls (a Responses resume).
+   */
+  openStream(
+    body: Record<string, unknown>,
+    options: RequestOptions,
+    listener: Listener,
+    open: (call: ModelCall<Final>, sent: RequestOptions) => OpenEvents,
+  ): Stream {
+    // The handle owns the signal: each attempt gets the handle's, which follows the caller's.
+    const { signal, ...sent } = options;
+    const call = this.transport.call(this.definition, body, sent);
+    return new this.definition.Stream(listener, open(call, sent), signal, this.transport.streamRetry(sent), call);
+  }
+
+  /**
+   * One streamed request of a wire body already built: the service's and every loop step's. `options` are the
+   * caller's (for the listener), `sent` what the request is sent with (a loop step's signal and telemetry in).
+   */
+  #streamWire(wire: Record<string, unknown>, options: Options | undefined, sent: RequestOptions): Stream {
+    const { definition, transport } = this;
+    const quirks = transport.provider.quirks;
+    const body = definition.streamBody(wire, quirks);
+    return this.openStream(body, sent, definition.createListener(options, quirks), (call, requestOptions) => async (attempt) => {
+      const stream = await transport.stream(definition.path, {
+        body: call.body,
+        options: { ...requestOptions, ...attempt },
+        watch: call,
+      });
+      // Some servers ignore `stream: true` and answer one JSON result: read it as a single event.
+      const json = definition.acceptsJsonStream && stream.response.headers.get('content-type')?.includes('application/json');
+      return json ? wholeBody(stream.response) : stream;
+    });
+  }
+}
+
+/** A JSON body as one SSE event; a read that breaks is readInto's to report, like a broken stream. */
+async function* wholeBody(response: Response): AsyncGenerator<SseEvent> {
+  yield { event: 'message', data: await response.text() };
+}

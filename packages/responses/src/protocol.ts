@@ -1,0 +1,66 @@
+/**
+ * The Responses API, defined once ({@link RESPONSES_PROTOCOL}): everything the service, the front door, the
+ * gateway and the scripted server know of this protocol comes from here.
+ */
+import { ProtocolError } from '@ai4ts/core';
+import { isRecord, type ProtocolDefinition } from '@ai4ts/core/internal';
+import { toChatUsage, toFinishReason } from './convert.js';
+import { ResponseStreamListener } from './listener.js';
+import { type ResponseLoopRequest, responsesLoopTurns } from './loop.js';
+import { isOutputItem, outputTextOf } from './merge.js';
+import { RESPONSES_PATH, type ResponseRequestOptions, toResponsesTool, toStreamBody, toWireRequest } from './request.js';
+import { isResponseObject, ResponseStream } from './stream.js';
+import type { ResponseInputItem, ResponseObject, ResponseSnapshot } from './types.js';
+
+/** The definition of the Responses API. */
+export type ResponsesProtocol = ProtocolDefinition<
+  ResponseLoopRequest,
+  ResponseObject,
+  ResponseInputItem,
+  ResponseStreamListener,
+  ResponseStream,
+  ResponseRequestOptions
+>;
+
+/** OpenAI Responses: typed stream events with sequence numbers, a response object at the end. */
+export const RESPONSES_PROTOCOL: ResponsesProtocol = {
+  name: 'responses',
+  path: RESPONSES_PATH,
+  summarize: (response) => ({
+    id: response.id,
+    model: response.model,
+    finishReasons: [toFinishReason(response)],
+    usage: response.usage ? toChatUsage(response.usage) : undefined,
+    output: response.output,
+  }),
+  isResult: isResponseObject,
+  toWireRequest,
+  // A create with `stream: true` is read as a stream (the answer is SSE): the body is sent as the caller wrote it.
+  createBody: (wire) => wire,
+  streamBody: toStreamBody,
+  createListener: () => new ResponseStreamListener(),
+  parseCreated: (json) => toResponseObject(json),
+  acceptsJsonStream: false,
+  toWireTool: toResponsesTool,
+  loopTurns: responsesLoopTurns,
+  Stream: ResponseStream,
+};
+
+/** A parsed JSON body checked to be a response object, with `output_text` added. */
+export function toResponseObject(body: unknown): ResponseObject {
+  if (!isResponseBody(body)) {
+    throw new ProtocolError('The Responses API answered with something that is not a response object', {
+      line: JSON.stringify(body),
+    });
+  }
+  return { ...body, output_text: outputTextOf(body.output) };
+}
+
+/** Checked cheaply: the `output` items the SDK reads; the other fields are the server's word. */
+function isResponseBody(value: unknown): value is ResponseSnapshot {
+  return (
+    isRecord(value) &&
+    Array.isArray(value.output) &&
+    value.output.every((item: unknown) => isRecord(item) && isOutputItem(item))
+  );
+}
