@@ -4,7 +4,15 @@
  * The same result shape, the same step-tagged event sequence, and the exact second request body of each protocol.
  */
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
-import { Ai4ts, defineTool, LOOP_FIELDS, type ToolLoopEvent } from 'ai4ts';
+import {
+  Ai4ts,
+  type ChatStream,
+  defineTool,
+  LOOP_FIELDS,
+  type MessageStream,
+  type ResponseStream,
+  type ToolLoopEvent,
+} from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 
@@ -246,5 +254,26 @@ describe('one scenario through the three protocols', () => {
     ]);
     expect(responses).toEqual(chat);
     expect(messages).toEqual(chat);
+  });
+});
+
+describe('one handle type for every protocol', () => {
+  // A protocol chosen at run time gives a union of handles: `.on` compiles on it as `for await` does (TS2349 before).
+  it('.on(content) on a ChatStream | ResponseStream | MessageStream picked at run time', async () => {
+    model = await startMockModel({ script: [{ content: 'one shape' }, { content: 'one shape' }, { content: 'one shape' }] });
+    const c = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
+    const streams = {
+      chat: () => c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
+      responses: () => c.responses.stream({ model: 'mock-model', input: 'Hi' }),
+      messages: () => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }),
+    };
+    for (const name of ['chat', 'responses', 'messages'] as const) {
+      const stream: ChatStream | ResponseStream | MessageStream = streams[name]();
+      const deltas: string[] = [];
+      const chained = stream.on('content', (event) => deltas.push(event.delta)).on('finish', (event) => deltas.push(`|${event.finishReason}`));
+      expect(chained).toBe(stream);
+      await stream.final();
+      expect(deltas.join(''), name).toBe('one shape|stop');
+    }
   });
 });

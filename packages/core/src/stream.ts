@@ -108,20 +108,33 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
     if (!this.#settled) this.#controller.abort(reason);
   }
 
+  // Each method has two signatures. The first names only the yielded events (`Item`, the same for every protocol's
+  // stream) and returns its own `this` type as a type parameter, so it is identical across handles: on a
+  // `ChatStream | ResponseStream | MessageStream` chosen at run time, `.on('content', ...)` compiles as `for await`
+  // does (a signature returning `this` differs per class, and TypeScript calls a union only through identical
+  // signatures). The second adds the protocol's own events. The implementation's `never` parameters admit both
+  // signatures (it cannot be called from outside); the emitter checks nothing at run time.
+
   /** Adds a handler for an event, live from now on. */
-  on<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this {
+  on<Self, E extends Item['type']>(this: Self, event: E, handler: (event: Extract<Item, { type: E }>) => void): Self;
+  on<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this;
+  on(event: never, handler: never): unknown {
     this.#emitter.on(event, handler);
     return this;
   }
 
   /** Adds a handler for the next occurrence of an event. */
-  once<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this {
+  once<Self, E extends Item['type']>(this: Self, event: E, handler: (event: Extract<Item, { type: E }>) => void): Self;
+  once<E extends StreamEventName<Events>>(event: E, handler: StreamEventHandler<Events, E>): this;
+  once(event: never, handler: never): unknown {
     this.#emitter.once(event, handler);
     return this;
   }
 
   /** Removes a handler (every handler of the event when none is given). */
-  off<E extends StreamEventName<Events>>(event: E, handler?: StreamEventHandler<Events, E>): this {
+  off<Self, E extends Item['type']>(this: Self, event: E, handler?: (event: Extract<Item, { type: E }>) => void): Self;
+  off<E extends StreamEventName<Events>>(event: E, handler?: StreamEventHandler<Events, E>): this;
+  off(event: never, handler?: never): unknown {
     this.#emitter.off(event, handler);
     return this;
   }
