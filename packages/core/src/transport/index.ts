@@ -1,16 +1,24 @@
 export { type AuthStyle, PROVIDERS, type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
-export { type Backoff, MAX_RETRY_AFTER_MS } from './retry.js';
+export {
+  type Backoff,
+  DEFAULT_BACKOFF,
+  DEFAULT_MAX_RETRIES,
+  isRetryableBeforeFirstEvent,
+  MAX_RETRY_AFTER_MS,
+  type OnRetry,
+  RETRYABLE_STREAM_ERROR_CODES,
+  RetryPolicy,
+  type RetryPolicyOptions,
+} from './retry.js';
 export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
   RESUMABLE_HEADER,
   STREAM_ID_HEADER,
-  type OnRetry,
   type RequestInit_,
   type RequestOptions,
   resolveStreamTimeouts,
-  type StreamRetry,
   type StreamTimeouts,
   Transport,
   type TransportOptions,

@@ -1,7 +1,7 @@
 /**
  * The HTTP layer every service shares: URL and header assembly per provider, retries before the body is read,
- * typed errors, and SSE streams with their timeouts. Built on ky with its own retries and status checks off:
- * the retry rules here (Retry-After caps, never after the body is handed out) are specific.
+ * typed errors, and SSE streams with their timeouts. Built on ky with its own retries and status checks off: the
+ * retries follow ai4ts's one {@link RetryPolicy} (Retry-After caps, never after the body is handed out).
  */
 import ky, { TimeoutError as KyTimeoutError } from 'ky';
 import {
@@ -28,7 +28,7 @@ import {
 } from '../internal/fail.js';
 import { readJsonBody } from '../internal/create.js';
 import { withOwnSignal } from '../internal/signal.js';
-import { type Backoff, DEFAULT_BACKOFF, isRetryableStatus, retryDelay, sleep } from './retry.js';
+import { type Backoff, type OnRetry, RetryPolicy, sleep } from './retry.js';
 import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
@@ -81,9 +81,6 @@ export interface TransportOptions extends LogOptions {
   prices?: Prices;
 }
 
-/** A retry is about to happen: the failure it follows, its number (1 for the first retry), and the wait before it. */
-export type OnRetry = (error: Ai4tsError, attempt: number, delayMs: number) => void;
-
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
 export interface RequestOptions {
   baseURL?: string;
@@ -112,13 +109,6 @@ export interface RequestOptions {
   telemetry?: TelemetryOptions;
 }
 
-/** How a stream handle retries a stream that failed before its first event: {@link Transport.streamRetry}. */
-export interface StreamRetry {
-  maxRetries: number;
-  backoff: Backoff | undefined;
-  onRetry: OnRetry | undefined;
-}
-
 /** The stream timeouts of one call, in ms; undefined means none. */
 export interface StreamTimeouts {
   firstTokenTimeout: number | undefined;
@@ -139,7 +129,6 @@ export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
 export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
 
 const DEFAULT_TIMEOUT = 600_000;
-const DEFAULT_MAX_RETRIES = 2;
 /**
  * The default stream timeouts. AI4J uses 30 s; reasoning models (o-series, DeepSeek R1, Claude with extended
  * thinking) can think that long before their first event or between two, so 60 s: a dead stream still fails within
@@ -270,8 +259,7 @@ export class Transport {
     const headers = this.#headers(apiKey, call);
     const json = jsonBody(init.body, call.extraBody);
     const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
-    const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
-    const onRetry = call.onRetry ?? defaults.onRetry;
+    const policy = this.streamRetry(call);
     const where = `${method} ${url.origin}${url.pathname}`;
     const log = this.#log;
     const watch = init.watch;
@@ -309,15 +297,14 @@ export class Transport {
         response = await sending;
       } catch (error) {
         const failure = requestError(error, where, timeout, signal, apiKey);
-        const delay =
-          failure instanceof ConnectionError && attempt < maxRetries ? retryDelay(attempt, defaults.backoff) : undefined;
+        const delay = policy.retryDelay(failure, attempt);
         if (delay === undefined) {
           log?.write('warn', 'request failed', line(undefined, { error: failure.name, message: failure.message }), secrets);
           throw failure;
         }
         log?.write('warn', 'request will be retried', line(undefined, { error: failure.name, delayMs: Math.round(delay) }), secrets);
         watch?.retry(attempt + 1, failure.name, delay, 'headers');
-        onRetry?.(failure, attempt + 1, delay);
+        policy.onRetry?.(failure, attempt + 1, delay);
         await sleep(delay, signal);
         continue;
       }
@@ -326,10 +313,9 @@ export class Transport {
         watch?.responded(response);
         return response;
       }
-      const delay =
-        attempt < maxRetries && isRetryableStatus(response.status)
-          ? retryDelay(attempt, defaults.backoff, response.headers)
-          : undefined;
+      // The body is not read to decide: its status and headers say enough, and a slow body must not delay a retry.
+      const failure = ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey]));
+      const delay = policy.retryDelay(failure, attempt);
       const requestId = requestIdOf(response.headers);
       if (delay === undefined) {
         log?.write('warn', 'request failed', line(response.status, { requestId }), secrets);
@@ -338,8 +324,7 @@ export class Transport {
       log?.write('warn', 'request will be retried', line(response.status, { requestId, delayMs: Math.round(delay) }), secrets);
       watch?.retry(attempt + 1, String(response.status), delay, 'headers');
       void response.body?.cancel().catch(() => undefined);
-      // The body is not read for a retry: its status and headers say enough, and a slow body must not delay it.
-      onRetry?.(ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey])), attempt + 1, delay);
+      policy.onRetry?.(failure, attempt + 1, delay);
       await sleep(delay, signal);
     }
   }
@@ -380,20 +365,19 @@ export class Transport {
    */
   #resume(response: Response, call: RequestOptions, watch: RequestWatch | undefined): StreamResume | undefined {
     const id = response.headers.get(STREAM_ID_HEADER);
-    const maxAttempts = call.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const { maxRetries: maxAttempts, backoff } = this.streamRetry(call);
     if (!id || response.headers.get(RESUMABLE_HEADER) !== '1' || maxAttempts < 1) return undefined;
     if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return undefined;
     const headers = this.#headers(this.#apiKey(call), call);
     headers.set('accept', 'text/event-stream');
-    const { initialMs, maxMs } = { ...DEFAULT_BACKOFF, ...this.#options.backoff };
     const log = this.#log;
     const url = this.#url(`streams/${encodeURIComponent(id)}`, call);
     return {
       request: new Request(url, { headers }),
       fetch: this.#options.fetch ? withCallShape(this.#options.fetch) : globalThis.fetch,
       maxAttempts,
-      delay: initialMs,
-      maxDelay: maxMs,
+      delay: backoff.initialMs,
+      maxDelay: backoff.maxMs,
       onResume: (resumes) => {
         log?.write('warn', 'stream resumed', { url: `${url.origin}${url.pathname}`, resumes }, this.secrets(call));
         watch?.resumed(resumes);
@@ -401,13 +385,16 @@ export class Transport {
     };
   }
 
-  /** The retry policy of a stream handle for this call: its `maxRetries` and `onRetry`, else the transport's. */
-  streamRetry(options: RequestOptions = {}): StreamRetry {
-    return {
-      maxRetries: options.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES,
+  /**
+   * The {@link RetryPolicy} of a call: its `maxRetries` and `onRetry`, else the transport's, and the transport's
+   * `backoff`. {@link request} follows it before the headers; a stream handle before its first event.
+   */
+  streamRetry(options: RequestOptions = {}): RetryPolicy {
+    return new RetryPolicy({
+      maxRetries: options.maxRetries ?? this.#options.maxRetries,
       backoff: this.#options.backoff,
       onRetry: options.onRetry ?? this.#options.onRetry,
-    };
+    });
   }
 
   /**
