@@ -14,12 +14,19 @@ export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_TIMEOUTS,
+  type ResolvedTimeouts,
+  resolveStreamTimeouts,
+  resolveTimeouts,
+  type StreamTimeouts,
+  type TimeoutOptions,
+  type Timeouts,
+} from './timeouts.js';
+export {
   RESUMABLE_HEADER,
   STREAM_ID_HEADER,
   type RequestInit_,
   type RequestOptions,
-  resolveStreamTimeouts,
-  type StreamTimeouts,
   Transport,
   type TransportOptions,
 } from './transport.js';

@@ -15,6 +15,7 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { readEnv } from './env.js';
+import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
 import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
 import {
   abortError,
@@ -40,7 +41,7 @@ import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry
  * How a {@link Transport} reaches its API, and how it is watched (log, telemetry, prices). Every field but
  * `provider`, `fetch`, the log settings and `prices` can be overridden per call.
  */
-export interface TransportOptions extends LogOptions {
+export interface TransportOptions extends LogOptions, TimeoutOptions {
   /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
   provider?: ProviderName | ProviderPreset;
   /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
@@ -59,15 +60,6 @@ export interface TransportOptions extends LogOptions {
    * its first event (default 2).
    */
   maxRetries?: number;
-  /** ms until the response headers arrive (default 600_000). */
-  timeout?: number;
-  /**
-   * ms from the headers until the first SSE event: the call's, else this, else `AI4TS_FIRST_TOKEN_TIMEOUT_MS`, else
-   * 60_000; `0` disables it.
-   */
-  firstTokenTimeout?: number;
-  /** ms between two SSE events: the call's, else this, else `AI4TS_IDLE_TIMEOUT_MS`, else 60_000; `0` disables it. */
-  idleTimeout?: number;
   /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
   backoff?: Backoff;
   /** Called before each retry (see {@link RequestOptions.onRetry}). */
@@ -82,7 +74,7 @@ export interface TransportOptions extends LogOptions {
 }
 
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
-export interface RequestOptions {
+export interface RequestOptions extends TimeoutOptions {
   baseURL?: string;
   apiKey?: string;
   /** Merged over the transport's headers. */
@@ -93,9 +85,6 @@ export interface RequestOptions {
   extraBody?: Record<string, unknown>;
   signal?: AbortSignal;
   maxRetries?: number;
-  timeout?: number;
-  firstTokenTimeout?: number;
-  idleTimeout?: number;
   /**
    * Called before each retry, whatever failed: the request before its headers (a connection error, 408, 409, 429,
    * 5xx), or a stream before its first event (a first-token timeout, a dropped connection, a retryable in-stream
@@ -107,12 +96,6 @@ export interface RequestOptions {
    * `parent` starts the call's span under a given context: a server's inbound request.
    */
   telemetry?: TelemetryOptions;
-}
-
-/** The stream timeouts of one call, in ms; undefined means none. */
-export interface StreamTimeouts {
-  firstTokenTimeout: number | undefined;
-  idleTimeout: number | undefined;
 }
 
 /** One request: method (default GET, or POST when there is a body), a JSON body, per-call options. */
@@ -127,46 +110,6 @@ export interface RequestInit_ {
 /** The headers of a stream an ai4ts gateway can resume: its id, and `1` when it is kept for a client that comes back. */
 export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
 export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
-
-const DEFAULT_TIMEOUT = 600_000;
-/**
- * The default stream timeouts. AI4J uses 30 s; reasoning models (o-series, DeepSeek R1, Claude with extended
- * thinking) can think that long before their first event or between two, so 60 s: a dead stream still fails within
- * a minute without cutting a model that is only thinking.
- */
-export const DEFAULT_FIRST_TOKEN_TIMEOUT = 60_000;
-export const DEFAULT_IDLE_TIMEOUT = 60_000;
-
-/**
- * The stream timeouts of a call: the call's option, else the transport's, else the environment
- * (`AI4TS_FIRST_TOKEN_TIMEOUT_MS`, `AI4TS_IDLE_TIMEOUT_MS`, read now), else the defaults. `0` disables a timeout.
- *
- * @throws Ai4tsError when an environment variable is not a number of ms.
- */
-export function resolveStreamTimeouts(call: RequestOptions, defaults: TransportOptions): StreamTimeouts {
-  const pick = (own: number | undefined, client: number | undefined, env: string, fallback: number) => {
-    const ms = own ?? client ?? envMs(env) ?? fallback;
-    return ms > 0 ? ms : undefined;
-  };
-  return {
-    firstTokenTimeout: pick(
-      call.firstTokenTimeout,
-      defaults.firstTokenTimeout,
-      'AI4TS_FIRST_TOKEN_TIMEOUT_MS',
-      DEFAULT_FIRST_TOKEN_TIMEOUT,
-    ),
-    idleTimeout: pick(call.idleTimeout, defaults.idleTimeout, 'AI4TS_IDLE_TIMEOUT_MS', DEFAULT_IDLE_TIMEOUT),
-  };
-}
-
-function envMs(name: string): number | undefined {
-  const text = readEnv([name]);
-  if (text === undefined) return undefined;
-  const ms = Number(text);
-  // A typo must not silently mean "no timeout" or the default.
-  if (!Number.isFinite(ms) || ms < 0) throw new Ai4tsError(`${name} must be a number of ms (0 disables), not "${text}"`);
-  return ms;
-}
 
 /** Sends requests to one provider. Create it once and share it; it holds no per-request state. */
 export class Transport {
@@ -247,7 +190,7 @@ export class Transport {
   /**
    * Sends with retries; resolves to a response with status < 400, body unread. A status >= 400 throws
    * {@link ApiError.fromResponse} (the typed subclass); a network failure throws {@link ConnectionError}; no
-   * headers within `timeout` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
+   * headers within `timeouts.headers` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
    */
   async request(path: string, init: RequestInit_ = {}): Promise<Response> {
     const call = init.options ?? {};
@@ -258,7 +201,7 @@ export class Transport {
     const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
     const headers = this.#headers(apiKey, call);
     const json = jsonBody(init.body, call.extraBody);
-    const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
+    const timeout = resolveTimeout('headers', call, defaults);
     const policy = this.streamRetry(call);
     const where = `${method} ${url.origin}${url.pathname}`;
     const log = this.#log;
@@ -287,7 +230,7 @@ export class Transport {
         headers,
         json,
         signal,
-        timeout,
+        timeout: timeout ?? false,
         retry: 0,
         throwHttpErrors: false,
         ...(fetch && { fetch }),
@@ -339,7 +282,7 @@ export class Transport {
   }
 
   /**
-   * A streaming POST: {@link request}, then the body as SSE events with `firstTokenTimeout` / `idleTimeout`.
+   * A streaming POST: {@link request}, then the body as SSE events with the `timeouts.firstEvent` / `timeouts.idle`.
    * A stall throws {@link TimeoutError} (phase `first_token` | `idle`) and cancels the body; an abort throws
    * `AbortError` and cancels the body; a body that errors mid-read throws {@link ConnectionError}. Breaking out
    * of the loop cancels the body. Nothing is retried once the response is returned: a stream handle retries a
@@ -353,7 +296,8 @@ export class Transport {
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
-    const limits = { signal: call.signal, ...resolveStreamTimeouts(call, this.#options), secrets };
+    const { firstEvent, idle } = resolveTimeouts(call, this.#options);
+    const limits = { signal: call.signal, firstTokenTimeout: firstEvent, idleTimeout: idle, secrets };
     return readSseStream(response, limits, this.#resume(response, call, init.watch));
   }
 
@@ -502,14 +446,14 @@ function modelOf(json: unknown): string | undefined {
 function requestError(
   error: unknown,
   where: string,
-  timeout: number,
+  timeout: number | undefined,
   signal: AbortSignal | undefined,
   apiKey: string | undefined,
 ): Ai4tsError {
   if (error instanceof Ai4tsError) return error;
   if (signal?.aborted) return abortError(signal);
   // ky's TimeoutError holds the request, headers and key included: it must not become the cause.
-  if (error instanceof KyTimeoutError) return new TimeoutError('headers', timeout);
+  if (error instanceof KyTimeoutError && timeout !== undefined) return new TimeoutError('headers', timeout);
   const message = redact(`Connection error (${where}): ${describeError(error)}`, [apiKey]);
   const leaks = apiKey !== undefined && error instanceof Error && describeError(error).includes(apiKey);
   return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
