@@ -60,11 +60,11 @@ describe('RetryPolicy', () => {
   });
 
   it('backs off exponentially with up to 25% jitter, capped', () => {
-    const policy = new RetryPolicy();
+    const policy = new RetryPolicy({ maxRetries: 10 });
     for (let attempt = 0; attempt < 8; attempt++) {
       const nominal = Math.min(500 * 2 ** attempt, 8000);
       for (let i = 0; i < 50; i++) {
-        const delay = new RetryPolicy({ maxRetries: 10 }).retryDelay(answer(503), attempt) as number;
+        const delay = policy.retryDelay(answer(503), attempt) as number;
         expect(delay).toBeGreaterThan(nominal * 0.75 - 1e-9);
         expect(delay).toBeLessThanOrEqual(nominal);
       }
