@@ -56,10 +56,8 @@ export {
 export type { StreamSource } from './source.js';
 export {
   EventStream,
-  isRetryableBeforeFirstEvent,
   ListenerStream,
   type OpenEvents,
-  RETRYABLE_STREAM_ERROR_CODES,
   type RetryEvent,
   type RetryEvents,
   type RetryEventTarget,

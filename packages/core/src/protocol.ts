@@ -19,7 +19,8 @@ import { runToolLoop, type ToolLoopAdapter, type ToolLoopResult } from './tools/
 import { callOptionsOf, type LoopFields, type LoopRequestShape, loopOptionsOf, type SdkFields } from './tools/request.js';
 import { streamToolLoop, type ToolLoopStream } from './tools/stream.js';
 import type { ProviderQuirks } from './transport/providers.js';
-import type { RequestOptions, StreamRetry, Transport } from './transport/transport.js';
+import type { RetryPolicy } from './transport/retry.js';
+import type { RequestOptions, Transport } from './transport/transport.js';
 
 /** Where a streamed step's events go: the loop engine's `emit`. */
 export type StepEmit = (event: NormalizedEvent | RetryEvent) => void;
@@ -44,7 +45,7 @@ export type StreamHandleClass<Listener, Final, Stream> = new (
   listener: Listener,
   open: OpenEvents,
   signal?: AbortSignal,
-  retry?: StreamRetry,
+  retry?: RetryPolicy,
   call?: ModelCall<Final>,
 ) => Stream;
 

@@ -13,19 +13,12 @@
  */
 import type { SseEvent } from '@ai4ts/sse';
 import type { EventEmitter } from 'eventemitter3';
-import {
-  type Ai4tsError,
-  ApiError,
-  ConnectionError,
-  StreamIncompleteError,
-  TimeoutError,
-} from './errors.js';
+import { type Ai4tsError, ApiError } from './errors.js';
 import { type HandlersOf, STREAM_EVENT_NAMES, type StreamEvent } from './events.js';
 import { toAi4tsError } from './internal/fail.js';
 import { follow } from './internal/signal.js';
 import { readInto, type StreamListener } from './listener.js';
-import { isRetryableStatus, retryDelay, sleep } from './transport/retry.js';
-import type { OnRetry, StreamRetry } from './transport/transport.js';
+import { type OnRetry, type RetryPolicy, sleep } from './transport/retry.js';
 import type { ModelCall, ResponseInfo } from './observe/call.js';
 
 /**
@@ -277,8 +270,9 @@ export type StreamEventHandlers = HandlersOf<StreamEvent> & RetryEvents;
  * (an HTTP status, a refused connection) is recorded by the listener, so `partial` follows the listener's rule.
  * A protocol's stream only names its listener and result.
  *
- * A stream that failed before its first event (see {@link isRetryableBeforeFirstEvent}) is sent again with the
- * Transport's backoff: the failed attempt's `error` event, then `retry` and `onRetry`, then the listener is
+ * A stream that failed before its first event is sent again when its {@link RetryPolicy} says so (a failure
+ * `isRetryableBeforeFirstEvent` accepts, within the budget, after the policy's wait): the failed attempt's `error`
+ * event, then `retry` and `onRetry`, then the listener is
  * {@link StreamListener.reset reset} and the request sent anew. The Transport's retries before the headers report
  * through the same `retry` event and `onRetry`, and share the one budget: `retry.maxRetries` retries in all, so at
  * most `maxRetries + 1` requests whatever failed.
@@ -305,7 +299,7 @@ export class ListenerStream<
     listener: Listener,
     open: OpenEvents,
     signal?: AbortSignal,
-    retry?: StreamRetry,
+    retry?: RetryPolicy,
     call?: ModelCall<Final>,
   ) {
     super(
@@ -351,7 +345,7 @@ async function attempts<Final>(
   listener: StreamListener<Final> & StreamEventSource & RetryEventTarget & { fail(error: unknown): Ai4tsError },
   open: OpenEvents,
   combined: AbortSignal,
-  retry: StreamRetry | undefined,
+  retry: RetryPolicy | undefined,
   call: ModelCall<Final> | undefined,
 ): Promise<Final> {
   let retries = 0;
@@ -375,10 +369,9 @@ async function attempts<Final>(
       return await readInto(events, listener, combined);
     } catch (error) {
       const failure = listener.error;
-      // Only the listener's own failure with nothing received; a handler's throw is the caller's.
-      const retryable = failure !== undefined && error === failure && isRetryableBeforeFirstEvent(failure);
-      if (!retry || !retryable || retries >= retry.maxRetries) throw error;
-      const delayMs = retryDelay(retries, retry.backoff) ?? 0;
+      // Only the listener's own failure; a handler's throw is the caller's.
+      const delayMs = failure !== undefined && error === failure ? retry?.retryDelay(failure, retries) : undefined;
+      if (failure === undefined || delayMs === undefined) throw error;
       call?.retry(retries + 1, failure.name, delayMs, 'stream');
       report(failure, retries + 1, delayMs);
       // A reset, not a new listener: `listener` is public and holds the caller's handlers.
@@ -390,35 +383,4 @@ async function attempts<Final>(
       }
     }
   }
-}
-
-/**
- * In-stream error codes (or types) worth sending the request again for: the provider was busy or failed, as
- * Anthropic's `overloaded_error` / `api_error` / `rate_limit_error`, OpenAI's `server_error` /
- * `rate_limit_exceeded`, and HTTP-like numeric codes that `isRetryableStatus` accepts (vLLM's `"503"`).
- */
-export const RETRYABLE_STREAM_ERROR_CODES: ReadonlySet<string> = new Set([
-  'overloaded_error',
-  'api_error',
-  'rate_limit_error',
-  'server_error',
-  'rate_limit_exceeded',
-  'internal_server_error',
-  'service_unavailable',
-]);
-
-/**
- * True for a stream failure that happened before anything arrived (no `partial`) and may not happen again: a
- * first-token timeout, a connection dropped or closed before the first event, or an in-stream error with a code in
- * {@link RETRYABLE_STREAM_ERROR_CODES}. Never after an event was received: what arrived would be shown twice.
- */
-export function isRetryableBeforeFirstEvent(error: Ai4tsError): boolean {
-  if (error.partial !== undefined) return false;
-  if (error instanceof TimeoutError) return error.phase === 'first_token';
-  if (error instanceof ConnectionError || error instanceof StreamIncompleteError) return true;
-  // An ApiError with a status is an HTTP answer, which the Transport already retried.
-  if (!(error instanceof ApiError) || error.status !== undefined) return false;
-  return [error.code, error.type].some(
-    (code) => code !== undefined && (RETRYABLE_STREAM_ERROR_CODES.has(code) || isRetryableStatus(Number(code))),
-  );
 }

@@ -2,6 +2,7 @@ import { SseDecoder } from './decoder.js';
 import type { SseEvent } from './event.js';
 import { SseError } from './errors.js';
 import { readEvents } from './parse.js';
+import { isRetryableStatus } from './retryable.js';
 
 /** How {@link connectSse} waits between connections. */
 export interface SseRetryOptions {
@@ -30,9 +31,6 @@ export interface ConnectSseInit extends RequestInit {
   fetch?: typeof fetch;
 }
 
-/** Statuses worth another try; any other non-2xx is final. */
-const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
-
 /** How one connection ended: `failure` undefined is a clean close. */
 type Outcome = { received: boolean; failure: unknown } | 'stop';
 
@@ -42,6 +40,9 @@ type Outcome = { received: boolean; failure: unknown } | 'stop';
  * After a network error or a close (unless `retry.reconnectOnClose` is false) it connects again, sending
  * `Last-Event-ID`, and waits the reconnection time (the server's `retry:` or `retry.delay`). Connections in a row that bring no event back off exponentially with
  * jitter, up to `retry.maxDelay`. It never yields an event whose id it has yielded before.
+ *
+ * A status that {@link isRetryableStatus} accepts (408, 409, 429, any 5xx) is a failed connection too; any other
+ * non-2xx is final.
  *
  * It ends when the server answers 204, when the consumer stops, or when the signal aborts (rejecting with
  * `signal.reason`). It throws `SseError` `http_error` on a status it does not retry (or on a 2xx that is not
@@ -87,7 +88,7 @@ async function* connectOnce(
   const refused = refusal(response);
   if (refused) {
     discard(response);
-    if (RETRYABLE_STATUS.has(response.status)) return { received: false, failure: refused };
+    if (isRetryableStatus(response.status)) return { received: false, failure: refused };
     throw refused;
   }
   let received = false;

@@ -8,3 +8,4 @@ export type { SseEvent } from './event.js';
 export { encodeSse, type SseMessage } from './encode.js';
 export { SseError, type SseErrorCode } from './errors.js';
 export { type ParseSseOptions, parseSse, type SseEventStream, type SseSource } from './parse.js';
+export { isRetryableStatus } from './retryable.js';

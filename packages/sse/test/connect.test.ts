@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { connectSse, type SseEvent, SseError } from '@ai4ts/sse';
+import { connectSse, isRetryableStatus, type SseEvent, SseError } from '@ai4ts/sse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeAll, closed, SSE_HEADERS, serve, sleep } from './server.js';
 
@@ -135,6 +135,17 @@ describe('connectSse', () => {
     expect(seen).toHaveLength(4);
   });
 
+  it.each([409, 501])('retries %i now (one status rule with @ai4ts/core), then reads the stream', async (status) => {
+    const fail = (res: ServerResponse) => {
+      res.writeHead(status);
+      res.end();
+    };
+    const { url, seen } = await scripted([fail, stream('data: ok\n\n')]);
+    const events = await collect(connectSse(url, { retry: { delay: 1, maxAttempts: 2 } }));
+    expect(events.map((e) => e.data)).toEqual(['ok']);
+    expect(seen).toHaveLength(3);
+  });
+
   it('gives up on 5xx after maxAttempts with SseError http_error', async () => {
     const fail = (res: ServerResponse) => {
       res.writeHead(500);
@@ -234,5 +245,12 @@ describe('connectSse', () => {
     await gone;
     await sleep(20);
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('isRetryableStatus', () => {
+  it('retries 408, 409, 429 and every 5xx, nothing else', () => {
+    const statuses = [200, 204, 301, 400, 401, 403, 404, 405, 408, 409, 410, 413, 422, 429, 451, 500, 501, 502, 503, 504, 505, 529, 599];
+    expect(statuses.filter(isRetryableStatus)).toEqual([408, 409, 429, 500, 501, 502, 503, 504, 505, 529, 599]);
   });
 });

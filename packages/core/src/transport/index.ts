@@ -6,19 +6,34 @@ export {
   type ProviderQuirks,
   resolveProvider,
 } from './providers.js';
-export { type Backoff, MAX_RETRY_AFTER_MS } from './retry.js';
+export {
+  type Backoff,
+  DEFAULT_BACKOFF,
+  DEFAULT_MAX_RETRIES,
+  isRetryableBeforeFirstEvent,
+  MAX_RETRY_AFTER_MS,
+  type OnRetry,
+  RETRYABLE_STREAM_ERROR_CODES,
+  RetryPolicy,
+  type RetryPolicyOptions,
+} from './retry.js';
 export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_TIMEOUTS,
+  type ResolvedTimeouts,
+  resolveStreamTimeouts,
+  resolveTimeouts,
+  type StreamTimeouts,
+  type TimeoutOptions,
+  type Timeouts,
+} from './timeouts.js';
+export {
   RESUMABLE_HEADER,
   STREAM_ID_HEADER,
-  type OnRetry,
   type RequestInit_,
   type RequestOptions,
-  resolveStreamTimeouts,
-  type StreamRetry,
-  type StreamTimeouts,
   Transport,
   type TransportOptions,
 } from './transport.js';

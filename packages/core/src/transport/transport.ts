@@ -1,7 +1,7 @@
 /**
  * The HTTP layer every service shares: URL and header assembly per provider, retries before the body is read,
- * typed errors, and SSE streams with their timeouts. Built on ky with its own retries and status checks off:
- * the retry rules here (Retry-After caps, never after the body is handed out) are specific.
+ * typed errors, and SSE streams with their timeouts. Built on ky with its own retries and status checks off: the
+ * retries follow ai4ts's one {@link RetryPolicy} (Retry-After caps, never after the body is handed out).
  */
 import ky, { TimeoutError as KyTimeoutError } from 'ky';
 import {
@@ -15,6 +15,7 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { readEnv } from './env.js';
+import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
 import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
 import {
   abortError,
@@ -28,7 +29,7 @@ import {
 } from '../internal/fail.js';
 import { readJsonBody } from '../internal/create.js';
 import { withOwnSignal } from '../internal/signal.js';
-import { type Backoff, DEFAULT_BACKOFF, isRetryableStatus, retryDelay, sleep } from './retry.js';
+import { type Backoff, type OnRetry, RetryPolicy, sleep } from './retry.js';
 import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
@@ -40,7 +41,7 @@ import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry
  * How a {@link Transport} reaches its API, and how it is watched (log, telemetry, prices). Every field but
  * `provider`, `fetch`, the log settings and `prices` can be overridden per call.
  */
-export interface TransportOptions extends LogOptions {
+export interface TransportOptions extends LogOptions, TimeoutOptions {
   /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
   provider?: ProviderName | ProviderPreset;
   /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
@@ -59,15 +60,6 @@ export interface TransportOptions extends LogOptions {
    * its first event (default 2).
    */
   maxRetries?: number;
-  /** ms until the response headers arrive (default 600_000). */
-  timeout?: number;
-  /**
-   * ms from the headers until the first SSE event: the call's, else this, else `AI4TS_FIRST_TOKEN_TIMEOUT_MS`, else
-   * 60_000; `0` disables it.
-   */
-  firstTokenTimeout?: number;
-  /** ms between two SSE events: the call's, else this, else `AI4TS_IDLE_TIMEOUT_MS`, else 60_000; `0` disables it. */
-  idleTimeout?: number;
   /** Backoff between retries when the server gives no Retry-After (default 500 ms doubling up to 8 s). */
   backoff?: Backoff;
   /** Called before each retry (see {@link RequestOptions.onRetry}). */
@@ -81,11 +73,8 @@ export interface TransportOptions extends LogOptions {
   prices?: Prices;
 }
 
-/** A retry is about to happen: the failure it follows, its number (1 for the first retry), and the wait before it. */
-export type OnRetry = (error: Ai4tsError, attempt: number, delayMs: number) => void;
-
 /** Per-call overrides; `extraBody` is merged into the JSON request body. */
-export interface RequestOptions {
+export interface RequestOptions extends TimeoutOptions {
   baseURL?: string;
   apiKey?: string;
   /** Merged over the transport's headers. */
@@ -96,9 +85,6 @@ export interface RequestOptions {
   extraBody?: Record<string, unknown>;
   signal?: AbortSignal;
   maxRetries?: number;
-  timeout?: number;
-  firstTokenTimeout?: number;
-  idleTimeout?: number;
   /**
    * Called before each retry, whatever failed: the request before its headers (a connection error, 408, 409, 429,
    * 5xx), or a stream before its first event (a first-token timeout, a dropped connection, a retryable in-stream
@@ -110,19 +96,6 @@ export interface RequestOptions {
    * `parent` starts the call's span under a given context: a server's inbound request.
    */
   telemetry?: TelemetryOptions;
-}
-
-/** How a stream handle retries a stream that failed before its first event: {@link Transport.streamRetry}. */
-export interface StreamRetry {
-  maxRetries: number;
-  backoff: Backoff | undefined;
-  onRetry: OnRetry | undefined;
-}
-
-/** The stream timeouts of one call, in ms; undefined means none. */
-export interface StreamTimeouts {
-  firstTokenTimeout: number | undefined;
-  idleTimeout: number | undefined;
 }
 
 /** One request: method (default GET, or POST when there is a body), a JSON body, per-call options. */
@@ -137,47 +110,6 @@ export interface RequestInit_ {
 /** The headers of a stream an ai4ts gateway can resume: its id, and `1` when it is kept for a client that comes back. */
 export const STREAM_ID_HEADER = 'x-ai4ts-stream-id';
 export const RESUMABLE_HEADER = 'x-ai4ts-resumable';
-
-const DEFAULT_TIMEOUT = 600_000;
-const DEFAULT_MAX_RETRIES = 2;
-/**
- * The default stream timeouts. AI4J uses 30 s; reasoning models (o-series, DeepSeek R1, Claude with extended
- * thinking) can think that long before their first event or between two, so 60 s: a dead stream still fails within
- * a minute without cutting a model that is only thinking.
- */
-export const DEFAULT_FIRST_TOKEN_TIMEOUT = 60_000;
-export const DEFAULT_IDLE_TIMEOUT = 60_000;
-
-/**
- * The stream timeouts of a call: the call's option, else the transport's, else the environment
- * (`AI4TS_FIRST_TOKEN_TIMEOUT_MS`, `AI4TS_IDLE_TIMEOUT_MS`, read now), else the defaults. `0` disables a timeout.
- *
- * @throws Ai4tsError when an environment variable is not a number of ms.
- */
-export function resolveStreamTimeouts(call: RequestOptions, defaults: TransportOptions): StreamTimeouts {
-  const pick = (own: number | undefined, client: number | undefined, env: string, fallback: number) => {
-    const ms = own ?? client ?? envMs(env) ?? fallback;
-    return ms > 0 ? ms : undefined;
-  };
-  return {
-    firstTokenTimeout: pick(
-      call.firstTokenTimeout,
-      defaults.firstTokenTimeout,
-      'AI4TS_FIRST_TOKEN_TIMEOUT_MS',
-      DEFAULT_FIRST_TOKEN_TIMEOUT,
-    ),
-    idleTimeout: pick(call.idleTimeout, defaults.idleTimeout, 'AI4TS_IDLE_TIMEOUT_MS', DEFAULT_IDLE_TIMEOUT),
-  };
-}
-
-function envMs(name: string): number | undefined {
-  const text = readEnv([name]);
-  if (text === undefined) return undefined;
-  const ms = Number(text);
-  // A typo must not silently mean "no timeout" or the default.
-  if (!Number.isFinite(ms) || ms < 0) throw new Ai4tsError(`${name} must be a number of ms (0 disables), not "${text}"`);
-  return ms;
-}
 
 /** Sends requests to one provider. Create it once and share it; it holds no per-request state. */
 export class Transport {
@@ -258,7 +190,7 @@ export class Transport {
   /**
    * Sends with retries; resolves to a response with status < 400, body unread. A status >= 400 throws
    * {@link ApiError.fromResponse} (the typed subclass); a network failure throws {@link ConnectionError}; no
-   * headers within `timeout` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
+   * headers within `timeouts.headers` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
    */
   async request(path: string, init: RequestInit_ = {}): Promise<Response> {
     const call = init.options ?? {};
@@ -269,9 +201,8 @@ export class Transport {
     const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
     const headers = this.#headers(apiKey, call);
     const json = jsonBody(init.body, call.extraBody);
-    const timeout = call.timeout ?? defaults.timeout ?? DEFAULT_TIMEOUT;
-    const maxRetries = call.maxRetries ?? defaults.maxRetries ?? DEFAULT_MAX_RETRIES;
-    const onRetry = call.onRetry ?? defaults.onRetry;
+    const timeout = resolveTimeout('headers', call, defaults);
+    const policy = this.streamRetry(call);
     const where = `${method} ${url.origin}${url.pathname}`;
     const log = this.#log;
     const watch = init.watch;
@@ -299,7 +230,7 @@ export class Transport {
         headers,
         json,
         signal,
-        timeout,
+        timeout: timeout ?? false,
         retry: 0,
         throwHttpErrors: false,
         ...(fetch && { fetch }),
@@ -309,15 +240,14 @@ export class Transport {
         response = await sending;
       } catch (error) {
         const failure = requestError(error, where, timeout, signal, apiKey);
-        const delay =
-          failure instanceof ConnectionError && attempt < maxRetries ? retryDelay(attempt, defaults.backoff) : undefined;
+        const delay = policy.retryDelay(failure, attempt);
         if (delay === undefined) {
           log?.write('warn', 'request failed', line(undefined, { error: failure.name, message: failure.message }), secrets);
           throw failure;
         }
         log?.write('warn', 'request will be retried', line(undefined, { error: failure.name, delayMs: Math.round(delay) }), secrets);
         watch?.retry(attempt + 1, failure.name, delay, 'headers');
-        onRetry?.(failure, attempt + 1, delay);
+        policy.onRetry?.(failure, attempt + 1, delay);
         await sleep(delay, signal);
         continue;
       }
@@ -326,10 +256,9 @@ export class Transport {
         watch?.responded(response);
         return response;
       }
-      const delay =
-        attempt < maxRetries && isRetryableStatus(response.status)
-          ? retryDelay(attempt, defaults.backoff, response.headers)
-          : undefined;
+      // The body is not read to decide: its status and headers say enough, and a slow body must not delay a retry.
+      const failure = ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey]));
+      const delay = policy.retryDelay(failure, attempt);
       const requestId = requestIdOf(response.headers);
       if (delay === undefined) {
         log?.write('warn', 'request failed', line(response.status, { requestId }), secrets);
@@ -338,8 +267,7 @@ export class Transport {
       log?.write('warn', 'request will be retried', line(response.status, { requestId, delayMs: Math.round(delay) }), secrets);
       watch?.retry(attempt + 1, String(response.status), delay, 'headers');
       void response.body?.cancel().catch(() => undefined);
-      // The body is not read for a retry: its status and headers say enough, and a slow body must not delay it.
-      onRetry?.(ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey])), attempt + 1, delay);
+      policy.onRetry?.(failure, attempt + 1, delay);
       await sleep(delay, signal);
     }
   }
@@ -354,7 +282,7 @@ export class Transport {
   }
 
   /**
-   * A streaming POST: {@link request}, then the body as SSE events with `firstTokenTimeout` / `idleTimeout`.
+   * A streaming POST: {@link request}, then the body as SSE events with the `timeouts.firstEvent` / `timeouts.idle`.
    * A stall throws {@link TimeoutError} (phase `first_token` | `idle`) and cancels the body; an abort throws
    * `AbortError` and cancels the body; a body that errors mid-read throws {@link ConnectionError}. Breaking out
    * of the loop cancels the body. Nothing is retried once the response is returned: a stream handle retries a
@@ -368,7 +296,8 @@ export class Transport {
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
-    const limits = { signal: call.signal, ...resolveStreamTimeouts(call, this.#options), secrets };
+    const { firstEvent, idle } = resolveTimeouts(call, this.#options);
+    const limits = { signal: call.signal, firstTokenTimeout: firstEvent, idleTimeout: idle, secrets };
     return readSseStream(response, limits, this.#resume(response, call, init.watch));
   }
 
@@ -380,20 +309,19 @@ export class Transport {
    */
   #resume(response: Response, call: RequestOptions, watch: RequestWatch | undefined): StreamResume | undefined {
     const id = response.headers.get(STREAM_ID_HEADER);
-    const maxAttempts = call.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const { maxRetries: maxAttempts, backoff } = this.streamRetry(call);
     if (!id || response.headers.get(RESUMABLE_HEADER) !== '1' || maxAttempts < 1) return undefined;
     if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return undefined;
     const headers = this.#headers(this.#apiKey(call), call);
     headers.set('accept', 'text/event-stream');
-    const { initialMs, maxMs } = { ...DEFAULT_BACKOFF, ...this.#options.backoff };
     const log = this.#log;
     const url = this.#url(`streams/${encodeURIComponent(id)}`, call);
     return {
       request: new Request(url, { headers }),
       fetch: this.#options.fetch ? withCallShape(this.#options.fetch) : globalThis.fetch,
       maxAttempts,
-      delay: initialMs,
-      maxDelay: maxMs,
+      delay: backoff.initialMs,
+      maxDelay: backoff.maxMs,
       onResume: (resumes) => {
         log?.write('warn', 'stream resumed', { url: `${url.origin}${url.pathname}`, resumes }, this.secrets(call));
         watch?.resumed(resumes);
@@ -401,13 +329,16 @@ export class Transport {
     };
   }
 
-  /** The retry policy of a stream handle for this call: its `maxRetries` and `onRetry`, else the transport's. */
-  streamRetry(options: RequestOptions = {}): StreamRetry {
-    return {
-      maxRetries: options.maxRetries ?? this.#options.maxRetries ?? DEFAULT_MAX_RETRIES,
+  /**
+   * The {@link RetryPolicy} of a call: its `maxRetries` and `onRetry`, else the transport's, and the transport's
+   * `backoff`. {@link request} follows it before the headers; a stream handle before its first event.
+   */
+  streamRetry(options: RequestOptions = {}): RetryPolicy {
+    return new RetryPolicy({
+      maxRetries: options.maxRetries ?? this.#options.maxRetries,
       backoff: this.#options.backoff,
       onRetry: options.onRetry ?? this.#options.onRetry,
-    };
+    });
   }
 
   /**
@@ -515,14 +446,14 @@ function modelOf(json: unknown): string | undefined {
 function requestError(
   error: unknown,
   where: string,
-  timeout: number,
+  timeout: number | undefined,
   signal: AbortSignal | undefined,
   apiKey: string | undefined,
 ): Ai4tsError {
   if (error instanceof Ai4tsError) return error;
   if (signal?.aborted) return abortError(signal);
   // ky's TimeoutError holds the request, headers and key included: it must not become the cause.
-  if (error instanceof KyTimeoutError) return new TimeoutError('headers', timeout);
+  if (error instanceof KyTimeoutError && timeout !== undefined) return new TimeoutError('headers', timeout);
   const message = redact(`Connection error (${where}): ${describeError(error)}`, [apiKey]);
   const leaks = apiKey !== undefined && error instanceof Error && describeError(error).includes(apiKey);
   return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
