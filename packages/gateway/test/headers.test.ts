@@ -35,7 +35,7 @@ async function answeringDaemon() {
   return daemon;
 }
 
-async function proxies(): Promise<Array<{ face: string; url: string; rejections: () => unknown[] }>> {
+async function proxies(): Promise<Array<{ adapter: string; url: string; rejections: () => unknown[] }>> {
   const daemon = await answeringDaemon();
   const options: GatewayOptions = { upstream: daemon.url, dialect: 'typed' };
   const node = await listenGateway(options);
@@ -43,8 +43,8 @@ async function proxies(): Promise<Array<{ face: string; url: string; rejections:
   const fetchServer = await serveFetchHandler(createGateway(options).fetch);
   open.push(fetchServer);
   return [
-    { face: 'node', url: node.url, rejections: () => [] },
-    { face: 'fetch', url: fetchServer.url, rejections: () => fetchServer.rejections },
+    { adapter: 'node', url: node.url, rejections: () => [] },
+    { adapter: 'fetch', url: fetchServer.url, rejections: () => fetchServer.rejections },
   ];
 }
 
@@ -52,7 +52,7 @@ const ASK = { model: 'daemon', messages: [{ role: 'user' as const, content: 'hi'
 
 describe('x-session-id values that cannot be sent as they are', () => {
   it('the official client streams the answer through both handlers, the request id encoded', async () => {
-    for (const { face, url, rejections } of await proxies())
+    for (const { adapter, url, rejections } of await proxies())
       for (const { id, encoded } of IDS) {
         const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0, timeout: 5000 });
         const { data, response } = await client.chat.completions
@@ -60,7 +60,7 @@ describe('x-session-id values that cannot be sent as they are', () => {
           .withResponse();
         let text = '';
         for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
-        expect(text, `${face} ${JSON.stringify(id)}`).toBe('Hello');
+        expect(text, `${adapter} ${JSON.stringify(id)}`).toBe('Hello');
         expect(response.headers.get('x-session-id')).toBe(encoded);
         expect(decodeURIComponent(encoded)).toBe(id);
         expect(rejections()).toEqual([]);
@@ -68,7 +68,7 @@ describe('x-session-id values that cannot be sent as they are', () => {
   });
 
   it('raw fetch, streaming and not, user and metadata.session_id: the header encoded, the JSON raw', async () => {
-    for (const { face, url, rejections } of await proxies())
+    for (const { adapter, url, rejections } of await proxies())
       for (const { id, encoded } of IDS)
         for (const ask of [
           { ...ASK, user: id },
@@ -82,7 +82,7 @@ describe('x-session-id values that cannot be sent as they are', () => {
               signal: AbortSignal.timeout(5000),
             });
           const streamed = await post(true);
-          expect(streamed.status, face).toBe(200);
+          expect(streamed.status, adapter).toBe(200);
           expect(streamed.headers.get('x-session-id')).toBe(encoded);
           const { text, done, chunks } = readChunks(await streamed.text());
           expect({ text, done }).toEqual({ text: 'Hello', done: true });
@@ -90,7 +90,7 @@ describe('x-session-id values that cannot be sent as they are', () => {
 
           // Non-stream: the daemon's own id, which is not sendable either.
           const whole = await post(false);
-          expect(whole.status, face).toBe(200);
+          expect(whole.status, adapter).toBe(200);
           expect(whole.headers.get('x-session-id')).toBe(DAEMON_ID_ENCODED);
           expect(await whole.json()).toMatchObject({
             session_id: DAEMON_ID,

@@ -228,7 +228,7 @@ export async function serveFetchHandler(handler: (request: Request) => Promise<R
       return;
     }
     const out = Object.fromEntries(response.headers);
-    if (cancelled) lingerOnClose(req.socket); // as the proxy's own node face does
+    if (cancelled) lingerOnClose(req.socket); // as the gateway's own node adapter does
     res.writeHead(response.status, cancelled ? { ...out, connection: 'close' } : out);
     if (!response.body) {
       res.end();

@@ -17,8 +17,8 @@ afterEach(async () => {
   for (const server of open.splice(0).reverse()) await server.close();
 });
 
-/** Both faces over 127.0.0.1, each with a count of the bytes its server read from client sockets. */
-async function faces(): Promise<Array<{ face: string; url: string; bytesRead: () => number }>> {
+/** Both adapters over 127.0.0.1, each with a count of the bytes its server read from client sockets. */
+async function adapters(): Promise<Array<{ adapter: string; url: string; bytesRead: () => number }>> {
   const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
   open.push(daemon);
   const options: GatewayOptions = { upstream: daemon.url, dialect: 'typed' };
@@ -29,8 +29,8 @@ async function faces(): Promise<Array<{ face: string; url: string; bytesRead: ()
   const viaFetch = await serveFetchHandler(createGateway(options).fetch);
   open.push(viaFetch);
   return [
-    { face: 'node', url: node.url, bytesRead: () => sockets.reduce((sum, socket) => sum + socket.bytesRead, 0) },
-    { face: 'fetch', url: viaFetch.url, bytesRead: () => viaFetch.bytesRead() },
+    { adapter: 'node', url: node.url, bytesRead: () => sockets.reduce((sum, socket) => sum + socket.bytesRead, 0) },
+    { adapter: 'fetch', url: viaFetch.url, bytesRead: () => viaFetch.bytesRead() },
   ];
 }
 
@@ -93,23 +93,23 @@ const post = (extra: string) =>
 
 describe('the body limit is enforced while reading', () => {
   it('a 20 MiB chunked body gets a 413 before it is all sent, the server having read about the limit', async () => {
-    for (const { face, url, bytesRead } of await faces()) {
+    for (const { adapter, url, bytesRead } of await adapters()) {
       const before = bytesRead();
       const { response, sent } = await rawExchange(url, post('Transfer-Encoding: chunked\r\n'), HUGE);
-      expect(response.startsWith('HTTP/1.1 413 '), `${face}: ${response.slice(0, 80)}`).toBe(true);
+      expect(response.startsWith('HTTP/1.1 413 '), `${adapter}: ${response.slice(0, 80)}`).toBe(true);
       expect(response).toContain('request_too_large');
-      expect(sent, face).toBeLessThan(HUGE);
+      expect(sent, adapter).toBeLessThan(HUGE);
       // The limit, plus what was in flight in the socket's buffers when reading stopped.
-      expect(bytesRead() - before, face).toBeLessThan(LIMIT + 2 * MiB);
+      expect(bytesRead() - before, adapter).toBeLessThan(LIMIT + 2 * MiB);
     }
   });
 
   it('a Content-Length over the limit gets a 413 before any of the body is read', async () => {
-    for (const { face, url, bytesRead } of await faces()) {
+    for (const { adapter, url, bytesRead } of await adapters()) {
       const before = bytesRead();
       const { response } = await rawExchange(url, post(`Content-Length: ${HUGE}\r\n`), 0, 500);
-      expect(response.startsWith('HTTP/1.1 413 '), face).toBe(true);
-      expect(bytesRead() - before, face).toBeLessThan(4096);
+      expect(response.startsWith('HTTP/1.1 413 '), adapter).toBe(true);
+      expect(bytesRead() - before, adapter).toBeLessThan(4096);
     }
   });
 
@@ -158,23 +158,23 @@ describe('the body limit is enforced while reading', () => {
 
 describe('Connection: close', () => {
   it('a streamed answer ends with the connection closed when the request asked for it', async () => {
-    for (const { face, url } of await faces()) {
+    for (const { adapter, url } of await adapters()) {
       const payload = JSON.stringify({ model: 'daemon', messages: [{ role: 'user', content: 'hi' }], stream: true });
       const { response, closed } = await rawExchange(
         url,
         `${post(`Connection: close\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n`)}${payload}`,
         0,
       );
-      expect(response.startsWith('HTTP/1.1 200 '), face).toBe(true);
-      expect(response.toLowerCase(), face).toContain('connection: close');
-      expect(closed, `${face} kept the connection open`).toBe(true);
+      expect(response.startsWith('HTTP/1.1 200 '), adapter).toBe(true);
+      expect(response.toLowerCase(), adapter).toContain('connection: close');
+      expect(closed, `${adapter} kept the connection open`).toBe(true);
       const body = response.slice(response.indexOf('\r\n\r\n') + 4);
       expect(body).toContain('data: [DONE]');
     }
   });
 
   it('without it, a streamed answer keeps the connection open for the next request', async () => {
-    for (const { face, url } of await faces()) {
+    for (const { adapter, url } of await adapters()) {
       const payload = JSON.stringify({ model: 'daemon', messages: [{ role: 'user', content: 'hi' }], stream: true });
       const { response, closed } = await rawExchange(
         url,
@@ -182,8 +182,8 @@ describe('Connection: close', () => {
         0,
         300,
       );
-      expect(response.startsWith('HTTP/1.1 200 '), face).toBe(true);
-      expect(closed, face).toBe(false);
+      expect(response.startsWith('HTTP/1.1 200 '), adapter).toBe(true);
+      expect(closed, adapter).toBe(false);
       expect(response).toContain('data: [DONE]');
     }
   });

@@ -38,12 +38,12 @@ const stallAfterText = (res: ServerResponse) => {
 async function proxyFor(
   script: (res: ServerResponse) => void,
   phase: Phase,
-  face: 'node' | 'fetch' = 'node',
+  adapter: 'node' | 'fetch' = 'node',
 ): Promise<{ daemon: Daemon; url: string }> {
   const daemon = await startDaemon(script);
   open.push(daemon);
   const options: GatewayOptions = { upstream: daemon.url, dialect: 'typed', upstreamTimeouts: timeoutsFor(phase) };
-  const server = face === 'node' ? await listenGateway(options) : await serveFetchHandler(createGateway(options).fetch);
+  const server = adapter === 'node' ? await listenGateway(options) : await serveFetchHandler(createGateway(options).fetch);
   open.push(server);
   return { daemon, url: server.url };
 }
@@ -78,8 +78,8 @@ describe('upstream timeouts', () => {
       });
 
   it('a stall between events ends a stream with an error chunk naming the phase, no [DONE], the daemon cut', async () => {
-    for (const face of ['node', 'fetch'] as const) {
-      const { daemon, url } = await proxyFor(stallAfterText, 'idle', face);
+    for (const adapter of ['node', 'fetch'] as const) {
+      const { daemon, url } = await proxyFor(stallAfterText, 'idle', adapter);
       const response = await ask(url, true);
       expect(response.status).toBe(200);
       const { chunks, done, text } = readChunks(await response.text()); // the body ends
