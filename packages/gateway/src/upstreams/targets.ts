@@ -70,8 +70,6 @@ export interface UpstreamCalls {
   /** Retries of a provider before its headers (core's default, 2, when undefined). */
   maxRetries?: number | undefined;
   backoff?: Backoff | undefined;
-  /** Milliseconds one attempt waits for its headers; 0 for no limit (the gateway's own watch bounds them all). */
-  headersMs?: number | undefined;
 }
 
 function hostOf(url: string | URL): string {
@@ -136,7 +134,10 @@ function messageOf(request: GatewayRequest): string {
   return last?.role === 'user' ? partsText(last.parts) : '';
 }
 
-/** Node's largest timer: what "no limit" on one attempt's headers means to ky. */
+/**
+ * Node's largest timer, as the Transport's own limit on one attempt's headers: the gateway's UpstreamWatch bounds
+ * the headers of every attempt together (`upstreamTimeouts.headers`), so an attempt needs no limit of its own.
+ */
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** A provider that speaks one of the three protocols, through a Transport of its preset. */
@@ -161,7 +162,7 @@ class ProviderTarget implements UpstreamTarget {
       fetch: calls.fetch,
       maxRetries: calls.maxRetries,
       backoff: calls.backoff,
-      timeout: calls.headersMs ? calls.headersMs : MAX_TIMER_MS,
+      timeout: MAX_TIMER_MS,
     });
     this.secrets = this.#transport.secrets();
     this.#codec = codec;
