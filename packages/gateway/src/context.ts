@@ -47,7 +47,7 @@ export interface GatewayOptions {
   cors?: string;
   /** Milliseconds between SSE heartbeat comments; default 15000, 0 turns them off. */
   heartbeatMs?: number;
-  /** The fetch used to reach the upstream; the global one by default. */
+  /** The fetch used to reach the upstream (a provider's through its Transport); the global one by default. */
   fetch?: typeof fetch;
   /** How long to wait on the upstream (headers, first event, between events); see {@link UpstreamTimeouts}. */
   upstreamTimeouts?: UpstreamTimeouts;

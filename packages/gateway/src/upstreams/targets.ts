@@ -4,8 +4,7 @@
  * headers and redaction), so that the gateway and the SDK reach a provider the same way. Keys live in `#private`
  * fields, so that a target can be logged or inspected without showing them.
  */
-import { type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
-import type { BridgeEvent } from '@ai4ts/bridge';
+import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
 import { type Backoff, type ProviderName, type ProviderPreset, resolveProvider, Transport } from '@ai4ts/core';
 import type { ModelSpan } from '@ai4ts/core/internal';
 import { CODECS } from '../codecs/index.js';
