@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestProjectConfiguration } from 'vitest/config';
 
 /** One vitest project per package; imported by vitest.config.ts (vitest 4 no longer reads this file by itself). */
-export const packages = ['sse', 'core', 'chat', 'responses', 'messages', 'mcp', 'bridge', 'testing', 'ai4ts'] as const;
+export const packages = ['sse', 'core', 'chat', 'responses', 'messages', 'mcp', 'bridge', 'gateway', 'testing', 'ai4ts'] as const;
 
 const src = (dir: string, entry = 'index') =>
   fileURLToPath(new URL(`./packages/${dir}/src/${entry}.ts`, import.meta.url));
@@ -18,8 +18,9 @@ export const alias = {
   '@ai4ts/responses': src('responses'),
   '@ai4ts/messages': src('messages'),
   '@ai4ts/mcp': src('mcp'),
-  '@ai4ts/bridge/redis': src('bridge', 'redis'),
   '@ai4ts/bridge': src('bridge'),
+  '@ai4ts/gateway/redis': src('gateway', 'redis'),
+  '@ai4ts/gateway': src('gateway'),
   '@ai4ts/testing': src('testing'),
   'ai4ts/json-schema': src('ai4ts', 'json-schema'),
   ai4ts: src('ai4ts'),

@@ -21,7 +21,7 @@ import { collectChatCompletion } from '@ai4ts/chat';
 import { fmt, note, print } from './input.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = `${ROOT}packages/bridge/dist/cli.js`;
+const CLI = `${ROOT}packages/gateway/dist/cli.js`;
 const WORDS = ['the', 'stream', 'of', 'tokens', 'café', '東京', '😀', 'a "quoted" word', 'line\n', 'value'];
 /** Events of one pre-rendered block of the daemon's stream. */
 const BLOCK_EVENTS = 1000;

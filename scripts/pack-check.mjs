@@ -11,7 +11,7 @@
  *    come from npm's cache that `npm ci` filled (`--prefer-offline`), or the registry. No @opentelemetry/api.
  * 4. The README example runs there against the embedded scripted model (@ai4ts/testing on 127.0.0.1): once as an
  *    ES module (typechecked first under `module: nodenext`, with `skipLibCheck` on and off), once through `require()`
- *    (Node 20.19+), and the installed `ai4ts-proxy --version` answers the packed version.
+ *    (Node 20.19+), and the installed `ai4ts-gateway --version` (and `ai4ts-proxy`, its old name) answers the packed version.
  *
  * `--keep` leaves the temporary directory for a look. Exit 1 on any failure, with every failure listed.
  */
@@ -212,9 +212,12 @@ ${run}
     else fail(`the README example through ${how}`);
   }
 
-  const version = run(join(app, 'node_modules', '.bin', 'ai4ts-proxy'), ['--version'], { cwd: app });
-  if (version.stdout.trim() === versions.get('@ai4ts/bridge')) console.log(`ok   ai4ts-proxy --version: ${version.stdout.trim()}`);
-  else fail(`ai4ts-proxy --version printed "${version.output}"`);
+  // ai4ts-proxy is the gateway's old name, kept as a second bin for one release.
+  for (const name of ['ai4ts-gateway', 'ai4ts-proxy']) {
+    const version = run(join(app, 'node_modules', '.bin', name), ['--version'], { cwd: app });
+    if (version.stdout.trim() === versions.get('@ai4ts/gateway')) console.log(`ok   ${name} --version: ${version.stdout.trim()}`);
+    else fail(`${name} --version printed "${version.output}"`);
+  }
 }
 
 if (!keep) rmSync(work, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createOpenAIProxy } from '@ai4ts/bridge';
+import { createGateway } from '@ai4ts/gateway';
 
 const HERE = new URL('./', import.meta.url);
 const SSE_DIST = new URL('../../packages/sse/dist/', import.meta.url);
@@ -45,7 +45,7 @@ export async function startWebChat(options: WebChatOptions = {}): Promise<WebCha
   });
   const daemonUrl = `http://127.0.0.1:${await listen(daemon, 0)}/chat`;
 
-  const proxy = createOpenAIProxy({ upstream: daemonUrl, dialect: 'typed' });
+  const proxy = createGateway({ upstream: daemonUrl, dialect: 'typed' });
   const site = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path.startsWith('/v1/')) return proxy.node(req, res);

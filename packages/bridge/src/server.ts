@@ -5,7 +5,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
-import { asksClose } from './connection.js';
 
 /** The headers of an SSE response: no caching, no proxy buffering (`X-Accel-Buffering: no` for nginx). */
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
@@ -133,7 +132,8 @@ export async function writeSse(
  * sets `Connection: keep-alive`, whatever the client said.
  */
 function closeIfAsked(res: ServerResponse): Record<string, string> {
-  return asksClose(res.req?.headers.connection) ? { connection: 'close' } : {};
+  const connection = res.req?.headers.connection;
+  return connection !== undefined && /(^|,)\s*close\s*($|,)/i.test(connection) ? { connection: 'close' } : {};
 }
 
 function open(events: SseMessageSource, signal: AbortSignal): AsyncIterator<SseMessage> {

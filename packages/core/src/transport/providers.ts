@@ -25,6 +25,11 @@ export interface ProviderPreset {
   headers?: Record<string, string>;
   /** Query parameters every request carries (Azure's `api-version`). */
   query?: Record<string, string>;
+  /**
+   * The wire protocol its API speaks: `chat` (Chat Completions), `responses` or `messages` (Anthropic Messages);
+   * a gateway picks its upstream codec by it. Every built-in preset declares it; `chat` when a custom one does not.
+   */
+  protocol?: 'chat' | 'responses' | 'messages';
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;
@@ -51,6 +56,7 @@ const openAICompatible = (name: string, baseURL: string, apiKeyEnv: string[]): P
   baseURL,
   apiKeyEnv,
   auth: 'bearer',
+  protocol: 'chat',
   quirks: { streamOptions: true },
 });
 
@@ -71,6 +77,7 @@ export const PROVIDERS = {
     apiKeyEnv: ['AZURE_OPENAI_API_KEY'],
     auth: 'api-key',
     query: { 'api-version': '2024-10-21' },
+    protocol: 'chat',
     quirks: { streamOptions: true },
   },
   /** DeepSeek's `response_format` knows only `json_object`. */
@@ -92,6 +99,7 @@ export const PROVIDERS = {
     baseURL: 'http://127.0.0.1:11434/v1',
     apiKeyEnv: [],
     auth: 'none',
+    protocol: 'chat',
     quirks: { streamOptions: true },
   },
   vllm: {
@@ -108,6 +116,7 @@ export const PROVIDERS = {
     apiKeyEnv: ['ANTHROPIC_API_KEY'],
     auth: 'x-api-key',
     headers: { 'anthropic-version': '2023-06-01' },
+    protocol: 'messages',
     quirks: { streamOptions: false, outputConfig: true },
   },
   /**

@@ -1,0 +1,296 @@
+#!/usr/bin/env node
+/**
+ * `ai4ts-gateway` (and `ai4ts-gateway`, its old name, for one release): a gateway that answers Chat Completions,
+ * Responses and Messages in front of a typed- or named-event daemon, a provider of any of the three protocols, or
+ * several of them by model (a routing file).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { PROVIDERS, type ProviderName } from '@ai4ts/core';
+import { loadOtel } from '@ai4ts/core/internal';
+import { jsonLines } from './http/access-log.js';
+import { listenGateway } from './http/listen.js';
+import { MemoryStreamStore } from './state/memory.js';
+import type { StreamStore } from './state/store.js';
+import { httpFetch } from './upstreams/http-fetch.js';
+import { readRoutes, routesFormatOf } from './upstreams/routes-file.js';
+
+function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(PROVIDERS, name);
+}
+
+const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
+                    | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
+                   [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
+                   [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
+                   [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
+                   [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
+                   [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
+       ai4ts-gateway --help | --version`;
+
+/** Each preset's key variables, as help lines: `    OPENAI_API_KEY (openai)`, wrapped at 110 columns. */
+function presetKeys(): string {
+  const byVariable = new Map<string, string[]>();
+  for (const [name, preset] of Object.entries(PROVIDERS))
+    for (const variable of preset.apiKeyEnv) byVariable.set(variable, [...(byVariable.get(variable) ?? []), name]);
+  const lines: string[] = [];
+  let line = '   ';
+  for (const [variable, names] of byVariable) {
+    const item = ` ${variable} (${names.join(', ')})`;
+    if (line.length + item.length > 110) {
+      lines.push(line);
+      line = '   ';
+    }
+    line += item;
+  }
+  return [...lines, line].join('\n');
+}
+
+const HELP = `${USAGE}
+
+A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
+in front of a daemon that streams its own SSE dialect, or a provider of any of the three protocols,
+translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
+
+Options:
+  --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
+                         with its version (https://api.openai.com/v1)
+  --dialect typed|named  the daemon's SSE dialect
+  --upstream-protocol chat|responses|messages
+                         the protocol the provider at --upstream speaks
+  --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
+  --upstream-model M     the model name sent to a provider (default: the client's)
+  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
+  --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
+  --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
+  --stream-max-events N  events kept per resumable stream (default 10000)
+  --access-log           one JSON line per request on stderr (never a key)
+  --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
+                         OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
+  --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
+  --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
+  --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
+  --port N               the port to listen on; 0 picks a free one (default 8080)
+  --host H               the address to bind (default 127.0.0.1: this machine only)
+  --proxy-token-file F   a file holding the bearer token clients must send (default: none checked)
+  --upstream-token-file F
+                         a file holding the token sent to the daemon as "Authorization: Bearer <token>"
+  --auth-token T         the client token on the command line; WARNING: other local users see it (ps)
+  --upstream-token U     the daemon's token on the command line; WARNING: other local users see it (ps)
+  --max-concurrent-streams N
+                         streams served at once; past it a 503 with Retry-After (default 256)
+  --upstream-headers-timeout MS
+                         wait for the daemon's response headers (default 30000; 0: no limit)
+  --first-event-timeout MS
+                         wait for the daemon's first event (default 120000; 0: no limit)
+  --idle-timeout MS      wait between two daemon events (default 120000; 0: no limit)
+  --headers-timeout MS   a client's request headers must arrive within MS, else 408 (default 30000)
+  --request-timeout MS   a client's whole request must arrive within MS, else 408 (default 60000)
+  --keep-alive-timeout MS
+                         an idle kept-alive client connection is closed after MS (default 5000)
+  -h, --help             print this help and exit
+  -v, --version          print the version and exit
+
+Environment variables:
+  AI4TS_PROXY_TOKEN      the bearer token clients must send
+  AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
+  A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
+  With --provider and no upstream token, the preset's own key variable:
+${presetKeys()}
+  A routing file's route reads the variable its keyEnv names.
+
+Exit status: 0 after --help, --version or a signal; 2 for bad arguments or when it cannot listen.
+ai4ts-proxy is the same command under its old name, kept for one release.
+Docs: docs/gateway.md and docs/proxy.md in the ai4ts repository.`;
+
+function fail(message: string): never {
+  process.stderr.write(`ai4ts-gateway: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      options: {
+        upstream: { type: 'string' },
+        dialect: { type: 'string' },
+        'upstream-protocol': { type: 'string' },
+        provider: { type: 'string' },
+        'upstream-model': { type: 'string' },
+        routes: { type: 'string' },
+        resumable: { type: 'boolean' },
+        'access-log': { type: 'boolean' },
+        telemetry: { type: 'boolean' },
+        'telemetry-content': { type: 'boolean' },
+        'stream-ttl': { type: 'string' },
+        'stream-max-events': { type: 'string' },
+        redis: { type: 'string' },
+        'shutdown-timeout': { type: 'string' },
+        port: { type: 'string', default: '8080' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'auth-token': { type: 'string' },
+        'upstream-token': { type: 'string' },
+        'proxy-token-file': { type: 'string' },
+        'upstream-token-file': { type: 'string' },
+        'max-concurrent-streams': { type: 'string' },
+        'upstream-headers-timeout': { type: 'string' },
+        'first-event-timeout': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        'headers-timeout': { type: 'string' },
+        'request-timeout': { type: 'string' },
+        'keep-alive-timeout': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }).values;
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const values = parse();
+if (values.help) {
+  process.stdout.write(`${HELP}\n`);
+  process.exit(0);
+}
+if (values.version) {
+  // package.json sits one level above both src/ (run through tsx) and dist/ (the installed bin).
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  process.stdout.write(`${version}\n`);
+  process.exit(0);
+}
+
+const { upstream, dialect, provider } = values;
+const upstreamProtocol = values['upstream-protocol'];
+if (!upstream && !provider && !values.routes) fail('give --upstream, --provider or --routes');
+if (upstream && !URL.canParse(upstream)) fail(`--upstream is not a URL: ${upstream}`);
+if (upstream && provider) fail('give --upstream or --provider, not both');
+if (dialect !== undefined && dialect !== 'typed' && dialect !== 'named') fail('--dialect must be typed or named');
+if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages'].includes(upstreamProtocol))
+  fail('--upstream-protocol must be chat, responses or messages');
+if (upstream && (dialect === undefined) === (upstreamProtocol === undefined))
+  fail('--upstream needs --dialect (a daemon) or --upstream-protocol (a provider)');
+if (provider !== undefined && !Object.hasOwn(PROVIDERS, provider)) fail(`--provider: unknown preset ${provider}`);
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port is not a port: ${values.port}`);
+
+/**
+ * A token from its flag, its file or its environment variable (in that order; flag and file together are refused).
+ * The flag works, but the command line is visible to every local user, hence the warning.
+ */
+function token(
+  flag: 'auth-token' | 'upstream-token',
+  file: 'proxy-token-file' | 'upstream-token-file',
+  variable: string,
+): string | undefined {
+  const given = values[flag];
+  const path = values[file];
+  if (given !== undefined && path !== undefined) fail(`give --${flag} or --${file}, not both`);
+  if (given !== undefined) {
+    process.stderr.write(
+      `ai4ts-gateway: warning: --${flag} shows the token to every local user (ps); use ${variable} or --${file}\n`,
+    );
+    return given.trim() || fail(`--${flag} is empty`);
+  }
+  if (path !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      // Only the error's code: nothing read from the file is ever printed.
+      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+      fail(`--${file}: cannot read ${path} (${code})`);
+    }
+    return text.trim() || fail(`--${file}: ${path} holds no token`);
+  }
+  return process.env[variable]?.trim() || undefined;
+}
+
+/** A count of milliseconds (or of streams) from a flag; undefined when the flag is absent. */
+function count(flag: keyof typeof values, min: number): number | undefined {
+  const raw = values[flag];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < min)
+    fail(`--${flag} must be an integer of at least ${min}: ${String(raw)}`);
+  return Number(raw);
+}
+
+const auth = token('auth-token', 'proxy-token-file', 'AI4TS_PROXY_TOKEN');
+const upstreamToken = token('upstream-token', 'upstream-token-file', 'AI4TS_UPSTREAM_TOKEN');
+const maxConcurrentStreams = count('max-concurrent-streams', 1);
+const streamTtl = count('stream-ttl', 1);
+const maxEvents = count('stream-max-events', 1);
+const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
+if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
+const storeOptions = {
+  ...(streamTtl === undefined ? {} : { ttlMs: streamTtl }),
+  ...(maxEvents === undefined ? {} : { maxEvents }),
+};
+const upstreamTimeouts = {
+  headers: count('upstream-headers-timeout', 0),
+  firstEvent: count('first-event-timeout', 0),
+  idle: count('idle-timeout', 0),
+};
+const serverTimeouts = {
+  headersMs: count('headers-timeout', 0),
+  requestMs: count('request-timeout', 0),
+  keepAliveMs: count('keep-alive-timeout', 0),
+};
+
+if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
+// Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
+if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => fail(error.message));
+
+/** The routing file's routes; its keys come from the environment variables it names. */
+function routes(path: string | undefined) {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+    fail(`--routes: cannot read ${path} (${code})`);
+  }
+  try {
+    return readRoutes(text, process.env, routesFormatOf(path));
+  } catch (error) {
+    fail(`--routes: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The store of resumable streams: Redis (its module, and ioredis, loaded only then) or this process's memory. */
+async function streamStore(): Promise<StreamStore> {
+  if (values.redis === undefined) return new MemoryStreamStore(storeOptions);
+  const redis = await import('./state/redis.js').catch(() =>
+    fail('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
+  );
+  return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
+}
+
+const gateway = await listenGateway({
+  ...(upstream === undefined ? {} : { upstream }),
+  ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
+  ...(upstreamProtocol === 'chat' || upstreamProtocol === 'responses' || upstreamProtocol === 'messages'
+    ? { upstreamProtocol }
+    : {}),
+  ...(provider !== undefined && isProviderName(provider) ? { provider } : {}),
+  ...(values['upstream-model'] === undefined ? {} : { upstreamModel: values['upstream-model'] }),
+  ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
+  resumable: values.resumable === true,
+  store: await streamStore(),
+  ...(values['access-log'] ? { log: jsonLines() } : {}),
+  ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
+  port,
+  host: values.host,
+  auth,
+  upstreamToken,
+  upstreamTimeouts,
+  serverTimeouts,
+  fetch: httpFetch,
+  ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
+}).catch((error: Error) => fail(error.message));
+
+process.stdout.write(`listening on ${gateway.url}\n`);
+// SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));

@@ -1,0 +1,245 @@
+/** OpenAI Chat Completions as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
+import { CHAT_PROTOCOL, ChatStreamListener } from '@ai4ts/chat';
+import { isRecord } from '@ai4ts/core/internal';
+import { z } from 'zod';
+import { toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
+import { badRequest, parseBody } from './bad-request.js';
+import {
+  assistantTurn,
+  type GatewayRequest,
+  numberOf,
+  type Part,
+  type ProtocolCodec,
+  stringOf,
+  type ToolChoice,
+  type ToolSpec,
+  type Turn,
+  unknownFields,
+  type WriteOptions,
+} from './neutral.js';
+import { readWithListener } from './read.js';
+
+const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+const Message = z.looseObject({
+  role: z.string(),
+  content: z.union([z.string(), z.array(ContentPart)]).nullish(),
+});
+
+/** A Chat Completions request as the gateway reads it; other OpenAI fields are named in `x-ai4ts-dropped`. */
+export const ChatRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(Message).min(1, 'messages must not be empty'),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  user: z.string().nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  tools: z
+    .array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string().min(1) }).optional() }))
+    .nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+});
+
+/** A validated Chat Completions request. */
+export type ProxyRequest = z.infer<typeof ChatRequestSchema>;
+
+const KNOWN = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'user',
+  'metadata',
+  'tools',
+  'tool_choice',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'reasoning_effort',
+  'parallel_tool_calls',
+  'n',
+]);
+
+/** The text of a content that is a string or a list of parts. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((part) => isRecord(part) && part.type === 'text' && typeof part.text === 'string')
+    .map((part) => (isRecord(part) ? String(part.text) : ''))
+    .join('\n');
+}
+
+function userParts(content: unknown, dropped: string[]): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: Part[] = [];
+  for (const part of Array.isArray(content) ? content : []) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    else if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
+      parts.push({ type: 'image', url: part.image_url.url });
+    else dropped.push(`messages[].content[].${String(part.type)}`);
+  }
+  return parts;
+}
+
+function readTurns(messages: readonly Record<string, unknown>[], dropped: string[]) {
+  const system: string[] = [];
+  const turns: Turn[] = [];
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(textOf(message.content));
+        break;
+      case 'user':
+        turns.push({ role: 'user', parts: userParts(message.content, dropped) });
+        break;
+      case 'assistant': {
+        const turn = assistantTurn(turns);
+        turn.text += textOf(message.content);
+        if (typeof message.reasoning_content === 'string' && message.reasoning_content)
+          turn.reasoning.push({ text: message.reasoning_content });
+        for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+          if (!isRecord(call) || !isRecord(call.function)) continue;
+          turn.toolCalls.push({
+            id: String(call.id ?? ''),
+            name: String(call.function.name ?? ''),
+            arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}',
+          });
+        }
+        break;
+      }
+      case 'tool':
+        turns.push({ role: 'tool', callId: String(message.tool_call_id ?? ''), output: textOf(message.content), isError: false });
+        break;
+      default:
+        dropped.push(`messages[].role=${String(message.role)}`);
+    }
+  }
+  return { system: system.length ? system.join('\n\n') : undefined, turns };
+}
+
+function readTools(tools: unknown, dropped: string[]): ToolSpec[] {
+  const out: ToolSpec[] = [];
+  for (const tool of Array.isArray(tools) ? tools : []) {
+    if (isRecord(tool) && tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string')
+      out.push({
+        name: tool.function.name,
+        ...(typeof tool.function.description === 'string' && { description: tool.function.description }),
+        parameters: isRecord(tool.function.parameters) ? tool.function.parameters : { type: 'object', properties: {} },
+      });
+    else dropped.push(`tools[].${isRecord(tool) ? String(tool.type) : 'invalid'}`);
+  }
+  return out;
+}
+
+function readToolChoice(choice: unknown): ToolChoice | undefined {
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string')
+    return { name: choice.function.name };
+  return undefined;
+}
+
+function effortOf(value: unknown): GatewayRequest['reasoningEffort'] {
+  return value === 'minimal' || value === 'low' || value === 'medium' || value === 'high' ? value : undefined;
+}
+
+function stopOf(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : undefined;
+}
+
+function parse(json: unknown): GatewayRequest {
+  const body = parseBody(ChatRequestSchema, json);
+  const dropped = unknownFields(body, KNOWN);
+  const { system, turns } = readTurns(body.messages, dropped);
+  const sessionId = stringOf(body.metadata?.session_id) ?? stringOf(body.user);
+  if (!turns.some((turn) => turn.role === 'user')) throw badRequest('messages must contain a user message', 'messages');
+  return {
+    protocol: 'chat',
+    model: body.model,
+    stream: body.stream === true,
+    system,
+    turns,
+    tools: readTools(body.tools, dropped),
+    toolChoice: readToolChoice(body.tool_choice),
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    temperature: numberOf(body.temperature),
+    topP: numberOf(body.top_p),
+    stop: stopOf(body.stop),
+    reasoningEffort: effortOf(body.reasoning_effort),
+    includeUsage: body.stream_options?.include_usage === true,
+    sessionId,
+    raw: body,
+    dropped,
+  };
+}
+
+/** A Chat Completions body for an upstream provider: the request, always streamed, usage asked for. */
+function body(request: GatewayRequest, model: string): Record<string, unknown> {
+  const messages: Record<string, unknown>[] = [];
+  if (request.system !== undefined) messages.push({ role: 'system', content: request.system });
+  for (const turn of request.turns) {
+    if (turn.role === 'user') {
+      const only = turn.parts.length === 1 ? turn.parts[0] : undefined;
+      messages.push({
+        role: 'user',
+        content:
+          only?.type === 'text'
+            ? only.text
+            : turn.parts.map((part) =>
+                part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: part.url } },
+              ),
+      });
+    } else if (turn.role === 'assistant') {
+      const message: Record<string, unknown> = { role: 'assistant', content: turn.text || null };
+      if (turn.toolCalls.length)
+        message.tool_calls = turn.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        }));
+      messages.push(message);
+    } else messages.push({ role: 'tool', tool_call_id: turn.callId, content: turn.output });
+  }
+  const out: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
+  if (request.tools.length)
+    out.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, ...(tool.description !== undefined && { description: tool.description }), parameters: tool.parameters },
+    }));
+  const choice = request.toolChoice;
+  if (choice !== undefined)
+    out.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+  if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
+  if (request.temperature !== undefined) out.temperature = request.temperature;
+  if (request.topP !== undefined) out.top_p = request.topP;
+  if (request.stop !== undefined) out.stop = request.stop;
+  if (request.reasoningEffort !== undefined) out.reasoning_effort = request.reasoningEffort;
+  return out;
+}
+
+function writerOptions(options: WriteOptions) {
+  return {
+    model: options.model,
+    toolCalls: options.toolCalls,
+    ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+  };
+}
+
+/** Chat Completions, in and out. */
+export const chatCodec: ProtocolCodec = {
+  name: 'chat',
+  path: '/v1/chat/completions',
+  parse,
+  errorBody: (_status, error) => ({ error }),
+  stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
+  aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
+  body,
+  upstreamHeaders: {},
+  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), CHAT_PROTOCOL, response, options),
+};

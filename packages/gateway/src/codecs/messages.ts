@@ -1,0 +1,379 @@
+/** Anthropic Messages as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
+import type { FinishReason, Usage } from '@ai4ts/core';
+import { isRecord } from '@ai4ts/core/internal';
+import { MESSAGES_PROTOCOL, MessageStreamListener } from '@ai4ts/messages';
+import type { SseMessage } from '@ai4ts/sse';
+import { z } from 'zod';
+import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
+import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from './blocks.js';
+import { badRequest, parseBody } from './bad-request.js';
+import {
+  EFFORT_BUDGETS,
+  newId,
+  type GatewayErrorObject,
+  type GatewayRequest,
+  numberOf,
+  type Part,
+  type ProtocolCodec,
+  stringOf,
+  type ToolChoice,
+  type Turn,
+  unknownFields,
+  type WriteOptions,
+} from './neutral.js';
+import { readWithListener } from './read.js';
+
+/** The `anthropic-version` sent upstream. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** A Messages request as the gateway reads it. */
+export const MessagesRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  messages: z
+    .array(
+      z.looseObject({
+        role: z.enum(['user', 'assistant']),
+        content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+      }),
+    )
+    .min(1, 'messages must not be empty'),
+  system: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]).nullish(),
+  stream: z.boolean().nullish(),
+  tools: z.array(z.looseObject({ name: z.string().min(1) })).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+});
+
+const KNOWN = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'stream',
+  'tools',
+  'tool_choice',
+  'temperature',
+  'top_p',
+  'stop_sequences',
+  'thinking',
+  'metadata',
+]);
+
+function blocksOf(content: unknown): Record<string, unknown>[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return Array.isArray(content) ? content.filter(isRecord) : [];
+}
+
+function textOf(content: unknown): string {
+  return blocksOf(content)
+    .filter((block) => block.type === 'text' && typeof block.text === 'string')
+    .map((block) => String(block.text))
+    .join('\n');
+}
+
+function imageOf(block: Record<string, unknown>): Part | undefined {
+  const source = block.source;
+  if (!isRecord(source)) return undefined;
+  if (source.type === 'url' && typeof source.url === 'string') return { type: 'image', url: source.url };
+  if (source.type === 'base64' && typeof source.data === 'string' && typeof source.media_type === 'string')
+    return { type: 'image', url: `data:${source.media_type};base64,${source.data}` };
+  return undefined;
+}
+
+function readTurns(messages: readonly { role: string; content: unknown }[], dropped: string[]): Turn[] {
+  const turns: Turn[] = [];
+  for (const message of messages) {
+    if (message.role === 'assistant') {
+      const turn: Extract<Turn, { role: 'assistant' }> = { role: 'assistant', text: '', reasoning: [], toolCalls: [] };
+      for (const block of blocksOf(message.content)) {
+        if (block.type === 'text' && typeof block.text === 'string') turn.text += block.text;
+        else if (block.type === 'thinking' && typeof block.thinking === 'string')
+          turn.reasoning.push({
+            text: block.thinking,
+            ...(typeof block.signature === 'string' && block.signature !== '' && { signature: block.signature }),
+          });
+        else if (block.type === 'tool_use')
+          turn.toolCalls.push({ id: String(block.id ?? ''), name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) });
+        else dropped.push(`messages[].content[].${String(block.type)}`);
+      }
+      turns.push(turn);
+      continue;
+    }
+    const parts: Part[] = [];
+    for (const block of blocksOf(message.content)) {
+      if (block.type === 'tool_result')
+        turns.push({
+          role: 'tool',
+          callId: String(block.tool_use_id ?? ''),
+          output: textOf(block.content),
+          isError: block.is_error === true,
+        });
+      else if (block.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text });
+      else {
+        const image = block.type === 'image' ? imageOf(block) : undefined;
+        if (image) parts.push(image);
+        else dropped.push(`messages[].content[].${String(block.type)}`);
+      }
+    }
+    if (parts.length) turns.push({ role: 'user', parts });
+  }
+  return turns;
+}
+
+function readToolChoice(choice: unknown): ToolChoice | undefined {
+  if (!isRecord(choice)) return undefined;
+  if (choice.type === 'auto') return 'auto';
+  if (choice.type === 'any') return 'required';
+  if (choice.type === 'none') return 'none';
+  if (choice.type === 'tool' && typeof choice.name === 'string') return { name: choice.name };
+  return undefined;
+}
+
+function effortOf(thinking: unknown): GatewayRequest['reasoningEffort'] {
+  if (!isRecord(thinking) || thinking.type !== 'enabled') return undefined;
+  const budget = numberOf(thinking.budget_tokens) ?? 0;
+  if (budget <= EFFORT_BUDGETS.minimal) return 'minimal';
+  if (budget <= EFFORT_BUDGETS.low) return 'low';
+  return budget <= EFFORT_BUDGETS.medium ? 'medium' : 'high';
+}
+
+function parse(json: unknown): GatewayRequest {
+  const body = parseBody(MessagesRequestSchema, json);
+  const dropped = unknownFields(body, KNOWN);
+  const turns = readTurns(body.messages, dropped);
+  if (!turns.some((turn) => turn.role === 'user')) throw badRequest('messages must contain a user message', 'messages');
+  const tools = [];
+  for (const tool of body.tools ?? []) {
+    if (tool.type !== undefined && tool.type !== 'custom') dropped.push(`tools[].${String(tool.type)}`);
+    else
+      tools.push({
+        name: tool.name,
+        ...(typeof tool.description === 'string' && { description: tool.description }),
+        parameters: isRecord(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} },
+      });
+  }
+  const system = body.system === undefined || body.system === null ? undefined : textOf(body.system);
+  return {
+    protocol: 'messages',
+    model: body.model,
+    stream: body.stream === true,
+    system,
+    turns,
+    tools,
+    toolChoice: readToolChoice(body.tool_choice),
+    maxTokens: body.max_tokens,
+    temperature: numberOf(body.temperature),
+    topP: numberOf(body.top_p),
+    stop: Array.isArray(body.stop_sequences) ? body.stop_sequences.filter((s) => typeof s === 'string') : undefined,
+    reasoningEffort: effortOf(body.thinking),
+    includeUsage: true,
+    sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.metadata?.user_id),
+    raw: body,
+    dropped,
+  };
+}
+
+function imageBlock(url: string): Record<string, unknown> {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  if (data) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
+  return { type: 'image', source: { type: 'url', url } };
+}
+
+function inputOf(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A Messages body for an upstream provider. Tool results become user turns; consecutive user content joins. */
+function body(request: GatewayRequest, model: string): Record<string, unknown> {
+  const messages: { role: 'user' | 'assistant'; content: Record<string, unknown>[] }[] = [];
+  const user = (blocks: Record<string, unknown>[]) => {
+    const last = messages.at(-1);
+    if (last?.role === 'user') last.content.push(...blocks);
+    else messages.push({ role: 'user', content: blocks });
+  };
+  for (const turn of request.turns) {
+    if (turn.role === 'user')
+      user(turn.parts.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part.url))));
+    else if (turn.role === 'tool')
+      user([{ type: 'tool_result', tool_use_id: turn.callId, content: turn.output, ...(turn.isError && { is_error: true }) }]);
+    else {
+      const content: Record<string, unknown>[] = [];
+      // Thinking goes back only with its signature: the API refuses it without one.
+      for (const part of turn.reasoning)
+        if (part.signature !== undefined) content.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+      if (turn.text) content.push({ type: 'text', text: turn.text });
+      for (const call of turn.toolCalls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: inputOf(call.arguments) });
+      messages.push({ role: 'assistant', content });
+    }
+  }
+  const budget = request.reasoningEffort === undefined ? undefined : EFFORT_BUDGETS[request.reasoningEffort];
+  // max_tokens must exceed the thinking budget.
+  const maxTokens = Math.max(request.maxTokens ?? 4096, budget === undefined ? 0 : budget + 1024);
+  const out: Record<string, unknown> = { model, max_tokens: maxTokens, messages, stream: true };
+  if (request.system !== undefined) out.system = request.system;
+  if (request.tools.length)
+    out.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description !== undefined && { description: tool.description }),
+      input_schema: tool.parameters,
+    }));
+  const choice = request.toolChoice;
+  if (choice !== undefined)
+    out.tool_choice =
+      typeof choice !== 'string'
+        ? { type: 'tool', name: choice.name }
+        : { type: choice === 'required' ? 'any' : choice };
+  if (budget !== undefined) out.thinking = { type: 'enabled', budget_tokens: budget };
+  if (request.temperature !== undefined) out.temperature = request.temperature;
+  if (request.topP !== undefined) out.top_p = request.topP;
+  if (request.stop !== undefined) out.stop_sequences = request.stop;
+  return out;
+}
+
+/** Anthropic's error type for an HTTP status. */
+function errorType(status: number): string {
+  const types: Record<number, string> = {
+    400: 'invalid_request_error',
+    401: 'authentication_error',
+    403: 'permission_error',
+    404: 'not_found_error',
+    405: 'invalid_request_error',
+    413: 'request_too_large',
+    429: 'rate_limit_error',
+    503: 'overloaded_error',
+    529: 'overloaded_error',
+  };
+  return types[status] ?? 'api_error';
+}
+
+function errorBody(status: number, error: GatewayErrorObject) {
+  return { type: 'error', error: { type: errorType(status), message: error.message, ...(error.code && { code: error.code }) } };
+}
+
+/** Chat's finish reasons in Messages' vocabulary. */
+export function stopReason(reason: FinishReason): string {
+  const reasons: Record<string, string> = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+  return reasons[reason] ?? reason;
+}
+
+function usageOf(usage: Usage | undefined) {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  return {
+    input_tokens: usage?.prompt_tokens ?? 0,
+    output_tokens: usage?.completion_tokens ?? 0,
+    ...(typeof cached === 'number' && { cache_read_input_tokens: cached }),
+  };
+}
+
+function contentBlock(block: Block): Record<string, unknown> {
+  if (block.kind === 'text') return { type: 'text', text: block.text };
+  if (block.kind === 'reasoning') return { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
+  return { type: 'tool_use', id: block.id, name: block.name, input: inputOf(block.text) };
+}
+
+function event(type: string, fields: Record<string, unknown> = {}): SseMessage {
+  return { event: type, data: JSON.stringify({ type, ...fields }) };
+}
+
+function opEvents(op: BlockOp): SseMessage[] {
+  const { block } = op;
+  const index = block.index;
+  switch (op.op) {
+    case 'open': {
+      const empty =
+        block.kind === 'text'
+          ? { type: 'text', text: '' }
+          : block.kind === 'reasoning'
+            ? { type: 'thinking', thinking: '', signature: '' }
+            : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+      return [event('content_block_start', { index, content_block: empty })];
+    }
+    case 'delta': {
+      const delta =
+        block.kind === 'text'
+          ? { type: 'text_delta', text: op.delta }
+          : block.kind === 'reasoning'
+            ? { type: 'thinking_delta', thinking: op.delta }
+            : { type: 'input_json_delta', partial_json: op.delta };
+      return [event('content_block_delta', { index, delta })];
+    }
+    case 'signature':
+      return [event('content_block_delta', { index, delta: { type: 'signature_delta', signature: op.signature } })];
+    case 'close':
+      return [event('content_block_stop', { index })];
+  }
+}
+
+function shell(id: string, model: string) {
+  return { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
+}
+
+/** Bridge events to Messages SSE: `message_start`, blocks one after another, `message_delta`, `message_stop`. */
+async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
+  const answer = blockAnswer(options);
+  const start = event('message_start', { message: { ...shell(newId('msg'), options.model), usage: usageOf(undefined) } });
+  let began = false;
+  try {
+    for await (const ops of blockSteps(events, options, answer)) {
+      if (!began) yield start;
+      began = true;
+      for (const op of ops) yield* opEvents(op);
+    }
+  } catch (error) {
+    if (!began) throw error;
+    yield event('error', { error: { type: 'api_error', message: openAIErrorObject(error).message } });
+    return;
+  }
+  if (!began) yield start;
+  for (const op of answer.blocks.finish()) yield* opEvents(op);
+  yield event('message_delta', {
+    delta: { stop_reason: stopReason(answer.state.finalReason), stop_sequence: null },
+    usage: usageOf(answer.state.usage),
+  });
+  yield event('message_stop');
+}
+
+/** Bridge events to one Messages `message`. */
+async function toMessage(events: AsyncIterable<BridgeEvent>, options: WriteOptions) {
+  const { state, blocks } = await foldBlocks(events, options);
+  return {
+    ...shell(newId('msg'), options.model),
+    content: blocks.blocks.map(contentBlock),
+    stop_reason: stopReason(state.finalReason),
+    usage: usageOf(state.usage),
+  };
+}
+
+/** Anthropic Messages, in and out. */
+export const messagesCodec: ProtocolCodec = {
+  name: 'messages',
+  path: '/v1/messages',
+  parse,
+  errorBody,
+  stream: toMessagesSse,
+  aggregate: toMessage,
+  body,
+  upstreamHeaders: { 'anthropic-version': ANTHROPIC_VERSION },
+  read: (response, options) =>
+    readWithListener(new MessageStreamListener(), MESSAGES_PROTOCOL, response, {
+      ...options,
+      // The thinking signature is not a normalized event: read it off the wire.
+      peek: (sse) => {
+        if (sse.event !== 'content_block_delta' || !sse.data.includes('signature_delta')) return undefined;
+        try {
+          const data: unknown = JSON.parse(sse.data);
+          const delta = isRecord(data) && isRecord(data.delta) ? data.delta : undefined;
+          return delta?.type === 'signature_delta' && typeof delta.signature === 'string'
+            ? { type: 'reasoning.signature', signature: delta.signature }
+            : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+    }),
+};

@@ -1,0 +1,54 @@
+/**
+ * Reading a provider's answer with the protocol's own listener: the listener folds the SSE events and emits the
+ * normalized events, which are handed on as bridge events the moment each SSE event is folded (nothing is buffered).
+ */
+import { type StreamEvent, type StreamEventSource, type StreamListener, STREAM_EVENT_NAMES } from '@ai4ts/core';
+import { type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
+import type { SseEvent } from '@ai4ts/sse';
+import type { BridgeEvent } from '@ai4ts/bridge';
+import type { UpstreamReadOptions } from './neutral.js';
+
+/** Options of {@link readWithListener}. */
+export interface ListenOptions extends UpstreamReadOptions {
+  /** Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature). */
+  peek?: (event: SseEvent) => BridgeEvent | undefined;
+}
+
+/**
+ * The listener's normalized events for one upstream response, as they happen, then the protocol's summary of the
+ * result to `options.summary`. A non-2xx response throws its typed ApiError (body scrubbed); an in-stream error, a
+ * cut or bad data throws the listener's typed error.
+ */
+export async function* readWithListener<Final>(
+  listener: StreamListener<Final> & StreamEventSource,
+  protocol: ModelProtocol<Final>,
+  response: Response,
+  options: ListenOptions,
+): AsyncGenerator<BridgeEvent> {
+  const { signal, secrets, peek, summary } = options;
+  if (!response.ok)
+    throw listener.fail(await readErrorResponse(response, { signal, secrets }));
+  const queue: BridgeEvent[] = [];
+  const push = (event: StreamEvent) => queue.push(event);
+  for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
+  const events = sseEventsOf(response, { signal, secrets })[Symbol.asyncIterator]();
+  try {
+    while (listener.status !== 'completed') {
+      let next: IteratorResult<SseEvent>;
+      try {
+        next = await events.next();
+      } catch (error) {
+        throw listener.fail(toAi4tsError(error, { signal }));
+      }
+      if (next.done) break;
+      const extra = peek?.(next.value);
+      listener.pushSse(next.value);
+      yield* queue.splice(0);
+      if (extra) yield extra;
+    }
+    const final = listener.end();
+    summary?.(protocol.summarize(final));
+  } finally {
+    events.return?.()?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The gateway's options resolved once into a context that the routing, the upstream calls and the two server adapters
+ * share; the tokens live in `#private` fields (http/auth.ts, upstreams/targets.ts), so that the context can be logged
+ * or inspected without showing them.
+ */
+import type { Dialect } from '@ai4ts/bridge';
+import type { Backoff, ProviderName, ProviderPreset } from '@ai4ts/core';
+import type { GatewayProtocol } from './codecs/neutral.js';
+import { BearerAuth } from './http/auth.js';
+import type { AccessLogEntry } from './http/access-log.js';
+import { HttpError } from './http/errors.js';
+import { StreamSlots } from './http/limits.js';
+import { Generations } from './state/generations.js';
+import { MemoryStreamStore } from './state/memory.js';
+import type { StreamStore } from './state/store.js';
+import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
+import { type RouteSpec, Router } from './upstreams/router.js';
+import { type ResolvedUpstreamTimeouts, resolveUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
+
+/** Options of {@link createGateway}: the gateway in front of daemons and providers. */
+export interface GatewayOptions {
+  /**
+   * The upstream's URL: a daemon's (with `dialect`; each request is one POST to it) or a provider's API root with its
+   * version (with `upstreamProtocol`; `https://api.openai.com/v1`). Optional when `provider` or `routes` say where.
+   */
+  upstream?: string | URL;
+  /** The daemon's dialect: a built-in one by name, or your own from `defineDialect()`. */
+  dialect?: 'typed' | 'named' | Dialect;
+  /** The protocol a provider upstream speaks; requests in any protocol are translated to it. */
+  upstreamProtocol?: GatewayProtocol;
+  /**
+   * A provider preset of @ai4ts/core (`openai`, `anthropic`, ...), or a preset object, as the upstream: its URL, its
+   * declared protocol, its auth style, and its key from its variable.
+   */
+  provider?: ProviderName | ProviderPreset;
+  /** The model name sent to a provider upstream; the client's by default. */
+  upstreamModel?: string;
+  /** Routes by model pattern, tried in order before the upstream above (docs/gateway.md, "Routing"). */
+  routes?: readonly RouteSpec[];
+  /** Bearer token(s) clients must send. Omit for no auth (then keep the gateway on 127.0.0.1). */
+  auth?: string | readonly string[];
+  /** The upstream's token or API key. The client's own token never goes upstream. */
+  upstreamToken?: string;
+  /** The model `/v1/models` lists first; `'daemon'` by default. Answers echo the model the request named. */
+  model?: string;
+  /** An origin allowed by CORS (`'*'` for any). CORS is off when omitted. */
+  cors?: string;
+  /** Milliseconds between SSE heartbeat comments; default 15000, 0 turns them off. */
+  heartbeatMs?: number;
+  /** The fetch used to reach the upstream (a provider's through its Transport); the global one by default. */
+  fetch?: typeof fetch;
+  /** How long to wait on the upstream (headers, first event, between events); see {@link UpstreamTimeouts}. */
+  upstreamTimeouts?: UpstreamTimeouts;
+  /**
+   * Retries of a provider upstream before its response headers, by core's Transport: after a connection error, 408,
+   * 409, 429 or 5xx, waiting its Retry-After or the backoff. Default 2 retries; a daemon is never retried.
+   */
+  upstreamRetry?: UpstreamRetry;
+  /**
+   * Streaming answers served at once; past it a stream request gets a 503 with `Retry-After` and the daemon is not
+   * contacted. Default 256; `Infinity` for no cap.
+   */
+  maxConcurrentStreams?: number;
+  /** Every stream resumable, as if each request sent `x-ai4ts-resumable: 1` (docs/gateway.md, "Resumable streams"). */
+  resumable?: boolean;
+  /** Where resumable streams are kept; an in-memory store by default. */
+  store?: StreamStore;
+  /** Receives one access-log entry per request (no key is ever in one). */
+  log?: (entry: AccessLogEntry) => void;
+  /**
+   * OpenTelemetry spans and metrics: a SERVER span per request under the caller's `traceparent`, and the upstream
+   * call's `chat {model}` span under it (docs/observability.md, "The gateway"). Off when omitted; needs the
+   * `@opentelemetry/api` package, which is loaded only then.
+   */
+  telemetry?: GatewayTelemetryOptions;
+}
+
+/** How a provider upstream is retried before its headers: core's `maxRetries` and `backoff`. */
+export interface UpstreamRetry {
+  /** Retries after the first attempt; default 2, 0 for none. */
+  maxRetries?: number;
+  /** The wait when the upstream sends no Retry-After: 500 ms doubling up to 8 s by default. */
+  backoff?: Backoff;
+}
+
+/** The default route of the options: the upstream they name, for any model. */
+function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
+  const { upstream, dialect, upstreamProtocol, provider, upstreamToken, upstreamModel } = options;
+  if (provider !== undefined) return { model: '*', provider, upstreamToken, upstreamModel };
+  if (upstream === undefined) return undefined;
+  if (dialect !== undefined) return { model: '*', upstream, dialect, upstreamToken };
+  if (upstreamProtocol !== undefined) return { model: '*', upstream, protocol: upstreamProtocol, upstreamToken, upstreamModel };
+  throw new RangeError('upstream needs a dialect (a daemon) or an upstreamProtocol (a provider)');
+}
+
+/** Everything a request needs, resolved once from the options. */
+export interface GatewayContext {
+  /** The upstream of each model. */
+  readonly router: Router;
+  readonly auth: BearerAuth;
+  /** Every token the gateway knows: never in an error, a log or a response. */
+  readonly secrets: readonly string[];
+  /** The models `/v1/models` lists. */
+  readonly models: readonly string[];
+  /** Whether preflight `OPTIONS` is answered. */
+  readonly cors: boolean;
+  /** Headers added to every reply (the CORS ones, when configured). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly heartbeatMs: number | undefined;
+  readonly timeouts: ResolvedUpstreamTimeouts;
+  /** The streams in flight, against `maxConcurrentStreams`. */
+  readonly streams: StreamSlots;
+  /** Whether every stream is resumable. */
+  readonly resumable: boolean;
+  readonly store: StreamStore;
+  readonly log: ((entry: AccessLogEntry) => void) | undefined;
+  /** The resumable generations in flight. */
+  readonly generations: Generations;
+  /** Telemetry, once `@opentelemetry/api` is loaded; undefined when off. */
+  readonly telemetry: Promise<GatewayTelemetry> | undefined;
+  /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
+  draining: boolean;
+}
+
+/** Resolves the options into the context every request shares. */
+export function resolveContext(options: GatewayOptions): GatewayContext {
+  const fallback = defaultRoute(options);
+  const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
+  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
+  const router = new Router(routes, { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry });
+  const auth = new BearerAuth(options.auth);
+  const headers: Record<string, string> = options.cors
+    ? {
+        'access-control-allow-origin': options.cors,
+        'access-control-expose-headers': 'x-session-id, retry-after',
+        ...(options.cors === '*' ? {} : { vary: 'Origin' }),
+      }
+    : {};
+  return {
+    router,
+    auth,
+    secrets: [...auth.secrets, ...router.secrets],
+    models: [
+      ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
+    ],
+    cors: Boolean(options.cors),
+    headers,
+    heartbeatMs: options.heartbeatMs,
+    timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
+    streams: new StreamSlots(options.maxConcurrentStreams),
+    resumable: options.resumable === true,
+    store: options.store ?? new MemoryStreamStore(),
+    log: options.log,
+    generations: new Generations(),
+    telemetry: options.telemetry && loadTelemetry(options.telemetry),
+    draining: false,
+  };
+}
+
+/** Starts loading `@opentelemetry/api`; a failure (not installed) fails each request with a 500 that says why. */
+function loadTelemetry(options: GatewayTelemetryOptions): Promise<GatewayTelemetry> {
+  const loading = GatewayTelemetry.load(options).catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new HttpError(500, { message, type: 'server_error', param: null, code: 'telemetry_unavailable' });
+  });
+  loading.catch(() => undefined); // not unhandled before the first request
+  return loading;
+}

@@ -1,0 +1,26 @@
+/**
+ * A request and its reply as the routes see them, whichever server received the request: the adapters (node:http,
+ * fetch) build an {@link Incoming} and send the {@link Reply}, so that routing knows neither server.
+ */
+import type { SseMessage } from '@ai4ts/sse';
+
+/** What a route answers; the adapters turn it into their server's response. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  /** A JSON body. */
+  body?: unknown;
+  /** An SSE body (status 200): the adapters stream it with heartbeats. */
+  stream?: AsyncIterable<SseMessage>;
+}
+
+/** A request as the routes read it, whichever server received it. */
+export interface Incoming {
+  method: string;
+  path: string;
+  /** `http` or `https`, as the server received it. */
+  scheme: string;
+  header(name: string): string | undefined;
+  /** The body, at most `MAX_BODY_BYTES` (http/limits.ts); rejects with a 413 HttpError beyond. */
+  text(): Promise<string>;
+}

@@ -1,0 +1,474 @@
+/** Routing: one request in, one {@link Reply} out, whichever server received it. */
+import {
+  ApiError,
+  ConnectionError,
+  RESUMABLE_HEADER,
+  requestIdOf,
+  type ResultSummary,
+  STREAM_ID_HEADER,
+  TimeoutError,
+} from '@ai4ts/core';
+import { abortError, redact } from '@ai4ts/core/internal';
+import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
+import type { SseMessage } from '@ai4ts/sse';
+import { CODECS } from '../codecs/index.js';
+import type { GatewayErrorObject, GatewayRequest, ProtocolCodec, WriteOptions } from '../codecs/neutral.js';
+import type { GatewayContext } from '../context.js';
+import { type RequestSpan, traced } from '../telemetry.js';
+import type { UpstreamTarget } from '../upstreams/targets.js';
+import { UpstreamWatch } from '../upstreams/timeouts.js';
+import type { AccessLogEntry } from './access-log.js';
+import { HttpError, invalid } from './errors.js';
+import type { Incoming, Reply } from './incoming.js';
+import type { StreamSlot } from './limits.js';
+import { scrubMessage } from './outgoing.js';
+
+const MODELS = '/v1/models';
+const STREAMS = /^\/v1\/streams\/([^/]+)$/;
+const CODEC_BY_PATH = new Map(Object.values(CODECS).map((codec) => [codec.path, codec]));
+
+/**
+ * The upstream statuses that refuse the request itself, which the client can fix: passed on as they are. Any other
+ * failure (401 and 403 included: the gateway's key, not the client's) is the gateway's, a 502.
+ */
+const REFUSED_REQUEST = new Set([400, 413, 422]);
+
+/** Names what the request held that the gateway could not carry. */
+export const DROPPED_HEADER = 'x-ai4ts-dropped';
+
+/**
+ * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
+ * on `/v1/messages`, OpenAI's elsewhere). Throws only when even that failed.
+ */
+export async function route(context: GatewayContext, request: Incoming, signal: AbortSignal): Promise<Reply> {
+  const path = request.path.replace(/\/+$/, '');
+  const codec = CODEC_BY_PATH.get(path);
+  const given = request.header('x-request-id');
+  const entry: AccessLogEntry = {
+    time: new Date().toISOString(),
+    requestId: given && /^[\w.:-]{1,128}$/.test(given) ? given : crypto.randomUUID(),
+    method: request.method,
+    path,
+    status: 0,
+    durationMs: 0,
+  };
+  const started = performance.now();
+  let span: RequestSpan | undefined;
+  let reply: Reply;
+  try {
+    span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, codec));
+    reply = await answer(context, request, path, codec, signal, entry, span);
+  } catch (error) {
+    reply = errorReply(context, error, codec);
+    if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
+  }
+  reply.headers['x-request-id'] = entry.requestId;
+  entry.status = reply.status;
+  const finish = () => {
+    entry.durationMs = Math.round(performance.now() - started);
+    context.log?.(entry);
+    span?.end(entry);
+  };
+  if (!reply.stream) finish();
+  // Without a log or a span the end of a stream has nobody to tell: no layer over each of its messages.
+  else if (context.log || span) reply.stream = onEnd(reply.stream, finish);
+  return reply;
+}
+
+async function answer(
+  context: GatewayContext,
+  request: Incoming,
+  path: string,
+  codec: ProtocolCodec | undefined,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+  span: RequestSpan | undefined,
+): Promise<Reply> {
+  if (request.method === 'OPTIONS' && context.cors) return preflight();
+  if (path === '/healthz' || path === '/readyz') {
+    if (request.method !== 'GET') throw notAllowed('GET', path);
+    return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
+  }
+  const streamId = STREAMS.exec(path)?.[1];
+  if (!codec && path !== MODELS && streamId === undefined)
+    throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
+  const expected = codec ? 'POST' : 'GET';
+  if (request.method !== expected) throw notAllowed(expected, path);
+  const apiKey = request.header('x-api-key');
+  context.auth.check(request.header('authorization') ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`));
+  if (path === MODELS) return models(context);
+
+  const lastEventId = request.header('last-event-id');
+  if (streamId !== undefined) return resume(context, streamId, lastEventId, signal, entry);
+  const resumeFrom = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+  if (codec && resumeFrom) return resume(context, resumeFrom.id, lastEventId, signal, entry);
+  if (context.draining) throw shuttingDown();
+  if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
+  entry.protocol = codec.name;
+  const parsed = codec.parse(parseJson(await request.text()));
+  entry.model = parsed.model;
+  entry.stream = parsed.stream;
+  const resumable = context.resumable || request.header(RESUMABLE_HEADER) === '1';
+  return complete(context, codec, parsed, resumable, signal, entry, span);
+}
+
+/** The route template a path matched (`http.route`); undefined when no route serves it. */
+function routeOf(path: string, codec: ProtocolCodec | undefined): string | undefined {
+  if (codec) return codec.path;
+  if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
+}
+
+function notAllowed(expected: string, path: string): HttpError {
+  return new HttpError(405, invalid(`Use ${expected} for ${path}`, null, 'method_not_allowed'), { allow: expected });
+}
+
+function shuttingDown(): HttpError {
+  return new HttpError(
+    503,
+    { message: 'The gateway is shutting down; retry on another instance', type: 'server_error', param: null, code: 'shutting_down' },
+    { 'retry-after': '1' },
+  );
+}
+
+function preflight(): Reply {
+  return {
+    status: 204,
+    headers: {
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      'access-control-allow-headers':
+        'authorization, content-type, x-api-key, anthropic-version, last-event-id, x-ai4ts-resumable, x-request-id',
+      'access-control-max-age': '600',
+    },
+  };
+}
+
+async function readiness(context: GatewayContext): Promise<Reply> {
+  if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
+  const ready = await context.store.ready().catch(() => false);
+  return ready
+    ? { status: 200, headers: {}, body: { status: 'ready' } }
+    : { status: 503, headers: {}, body: { status: 'store_unavailable' } };
+}
+
+function models(context: GatewayContext): Reply {
+  return {
+    status: 200,
+    headers: {},
+    body: {
+      object: 'list',
+      data: context.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'ai4ts-bridge' })),
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, invalid('The request body is not valid JSON', null, 'invalid_json'));
+  }
+}
+
+/** A gateway event id, `<stream id>:<number>`; undefined for anything else. */
+export function parseEventId(id: string): { id: string; seq: number } | undefined {
+  const match = /^([0-9a-f-]{36}):(\d{1,15})$/.exec(id);
+  return match?.[1] && match[2] ? { id: match[1], seq: Number(match[2]) } : undefined;
+}
+
+/** One request to the upstream, streamed live to the client or aggregated. */
+async function complete(
+  context: GatewayContext,
+  codec: ProtocolCodec,
+  request: GatewayRequest,
+  resumable: boolean,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+  span: RequestSpan | undefined,
+): Promise<Reply> {
+  const target = context.router.pick(request.model);
+  if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
+  entry.upstream = target.name;
+  const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
+  const options: WriteOptions = {
+    model: request.model,
+    toolCalls: target.toolCalls,
+    includeUsage: request.includeUsage,
+    sessionId,
+  };
+  const headers: Record<string, string> = {};
+  if (request.dropped.length) headers[DROPPED_HEADER] = [...new Set(request.dropped)].join(', ');
+  let daemonSession: string | undefined;
+  const tap = (event: BridgeEvent) => {
+    if (event.type === 'usage') {
+      const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
+      entry.tokens = { prompt, completion, total };
+    } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
+  };
+
+  if (!request.stream) {
+    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    const body = await codec.aggregate(observe(events, tap), options);
+    const session = daemonSession ?? sessionId;
+    if (session !== undefined) headers['x-session-id'] = session;
+    return { status: 200, headers, body };
+  }
+
+  // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
+  const generation = resumable ? context.generations.start() : undefined;
+  const upstreamSignal = generation?.signal ?? signal;
+  // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
+  const slot = context.streams.take(upstreamSignal);
+  try {
+    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
+    // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
+    // log reads the stream's usage, so without one no layer watches each event.
+    const messages = codec.stream(context.log ? observe(events, tap) : events, options);
+    const first = await messages.next();
+    const streamId = crypto.randomUUID();
+    entry.streamId = streamId;
+    if (sessionId !== undefined) headers['x-session-id'] = sessionId;
+    headers[STREAM_ID_HEADER] = streamId;
+    const numbered = liveStream(streamId, first, messages, slot);
+    if (!generation) return { status: 200, headers, stream: numbered };
+    headers[RESUMABLE_HEADER] = '1';
+    await context.store.create(streamId);
+    void keep(context, streamId, numbered).finally(() => generation.finish());
+    return { status: 200, headers, stream: context.store.read(streamId, 0, signal) };
+  } catch (error) {
+    slot.release();
+    generation?.finish();
+    throw error;
+  }
+}
+
+/**
+ * Runs a resumable stream to its end into the store, whoever reads it: every message scrubbed before it is kept. A
+ * store that fails stops the generation (nobody could read the rest).
+ */
+async function keep(context: GatewayContext, id: string, messages: AsyncIterable<SseMessage>): Promise<void> {
+  let seq = 0;
+  try {
+    for await (const message of messages) await context.store.append(id, ++seq, scrubMessage(message, context.secrets));
+  } catch {
+    // The writers put every upstream failure into the stream; what lands here is the store's own failure.
+  } finally {
+    await context.store.end(id).catch(() => undefined);
+  }
+}
+
+/** A stream again, from the store: the messages after the last one the client saw, then the live rest. */
+async function resume(
+  context: GatewayContext,
+  id: string,
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+): Promise<Reply> {
+  entry.streamId = id;
+  entry.resumed = true;
+  const from = lastEventId === undefined || lastEventId === '' ? { id, seq: 0 } : parseEventId(lastEventId);
+  if (!from || from.id !== id)
+    throw new HttpError(400, invalid(`Last-Event-ID does not name an event of stream ${id}`, 'last-event-id', 'invalid_event_id'));
+  const messages = context.store.read(id, from.seq, signal)[Symbol.asyncIterator]();
+  // The first read says whether the store has the stream: a 404 before any output otherwise.
+  const first = await messages.next();
+  return {
+    status: 200,
+    headers: { [STREAM_ID_HEADER]: id, [RESUMABLE_HEADER]: '1' },
+    stream: prepend(first, messages),
+  };
+}
+
+/**
+ * The live stream: `first`, then the rest, each message with its id `<stream id>:<n>` counted from 1, and the slot
+ * given back however it ends (its last message, a throw, or `return()`). One layer for the three, since each layer
+ * costs every message a promise. An iterator object rather than a generator: `return()` reaches `rest` (and so the
+ * upstream read) even when the answer fails before its first message was taken.
+ */
+function liveStream(
+  streamId: string,
+  first: IteratorResult<SseMessage>,
+  rest: AsyncIterator<SseMessage>,
+  slot: StreamSlot,
+): AsyncIterableIterator<SseMessage> {
+  let pending: IteratorResult<SseMessage> | undefined = first;
+  let seq = 0;
+  const numbered = (next: IteratorResult<SseMessage>): IteratorResult<SseMessage> => {
+    if (next.done) {
+      slot.release();
+      return next;
+    }
+    return { done: false, value: withId(next.value, `${streamId}:${++seq}`) };
+  };
+  const failed = (error: unknown): never => {
+    slot.release();
+    throw error;
+  };
+  const iterator: AsyncIterableIterator<SseMessage> = {
+    [Symbol.asyncIterator]: () => iterator,
+    next() {
+      const taken = pending;
+      pending = undefined;
+      return taken ? Promise.resolve(numbered(taken)) : rest.next().then(numbered, failed);
+    },
+    async return() {
+      pending = undefined;
+      slot.release();
+      await rest.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
+}
+
+/**
+ * The message with its id. Built field by field, not spread: a spread copy per message was a sixth of the proxy's
+ * CPU time per event, and it left encodeSse reading objects of many shapes.
+ */
+function withId(message: SseMessage, id: string): SseMessage {
+  const out: SseMessage = { data: message.data, id };
+  if (message.event !== undefined) out.event = message.event;
+  if (message.retry !== undefined) out.retry = message.retry;
+  if (message.comment !== undefined) out.comment = message.comment;
+  return out;
+}
+
+/** The events, each shown to `see` on its way. */
+async function* observe(events: AsyncIterable<BridgeEvent>, see: (event: BridgeEvent) => void): AsyncGenerator<BridgeEvent> {
+  for await (const event of events) {
+    see(event);
+    yield event;
+  }
+}
+
+/** The stream, calling `done` once when it ends however it ends (its last message, a throw, or `return()`). */
+function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIterator<T> {
+  const inner = source[Symbol.asyncIterator]();
+  let called = false;
+  const once = () => {
+    if (!called) done();
+    called = true;
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      try {
+        const next = await inner.next();
+        if (next.done) once();
+        return next;
+      } catch (error) {
+        once();
+        throw error;
+      }
+    },
+    async return() {
+      once();
+      await inner.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
+}
+
+/**
+ * The upstream's events for one request, within the upstream timeouts; with telemetry, the call's span (a child of
+ * the request's) records them.
+ */
+async function readUpstream(
+  context: GatewayContext,
+  target: UpstreamTarget,
+  request: GatewayRequest,
+  sessionId: string | undefined,
+  signal: AbortSignal,
+  parent: RequestSpan | undefined,
+): Promise<AsyncIterable<BridgeEvent>> {
+  const watch = new UpstreamWatch(signal, context.timeouts);
+  const span = parent && target.startSpan(request, parent);
+  let response: Response;
+  try {
+    response = await watch.headers(target.post(request, sessionId, watch.signal));
+  } catch (cause) {
+    // A provider's Transport has already retried what was worth it; its ApiError carries the upstream's answer.
+    const error = signal.aborted
+      ? abortError(signal)
+      : cause instanceof TimeoutError || cause instanceof ApiError
+        ? cause
+        : // The cause's message is not quoted: it may name the upstream's address, which is not the client's business.
+          new ConnectionError('The upstream could not be reached', { cause });
+    // The upstream answered, with an error status: the span records that answer as it does a success.
+    if (error instanceof ApiError && error.status !== undefined) span?.response(error.status, error.requestId);
+    span?.fail(error);
+    throw error;
+  }
+  if (!span) return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets }));
+  span.response(response.status, requestIdOf(response.headers));
+  let result: ResultSummary | undefined;
+  const summary = (read: ResultSummary) => {
+    result = read;
+  };
+  const events = target.read(response, { signal: watch.signal, secrets: context.secrets, summary });
+  return traced(span, watch.events(events), () => result);
+}
+
+/**
+ * The reply for a failure before any output, in the shape of `codec` (OpenAI's when none): the gateway's own
+ * HttpError as is, an upstream timeout a 504, the upstream's 429 as a 429 with its Retry-After, its refusal of the
+ * request itself (400, 413, 422) as that status, anything else a 502 `upstream_error`. No secret of the context
+ * appears in it.
+ */
+export function errorReply(context: GatewayContext, error: unknown, codec?: ProtocolCodec): Reply {
+  const { status, headers, body } = errorOf(context, error);
+  return { status, headers, body: codec ? codec.errorBody(status, body) : { error: body } };
+}
+
+function errorOf(context: GatewayContext, error: unknown): { status: number; headers: Record<string, string>; body: GatewayErrorObject } {
+  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: error.error };
+  if (error instanceof TimeoutError) return { status: 504, headers: {}, body: openAIErrorObject(error) };
+  if (error instanceof ApiError && error.status === 429) {
+    const retryAfter = error.headers?.get('retry-after');
+    return {
+      status: 429,
+      headers: retryAfter ? { 'retry-after': retryAfter } : {},
+      body: {
+        message: redact(`The upstream is rate limited: ${error.message}`, context.secrets),
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    };
+  }
+  if (error instanceof ApiError && error.status !== undefined && REFUSED_REQUEST.has(error.status)) {
+    const { code } = openAIErrorObject(error);
+    const message = redact(`The upstream refused the request: ${error.message}`, context.secrets);
+    return { status: error.status, headers: {}, body: { message, type: 'invalid_request_error', param: null, code } };
+  }
+  const body = openAIErrorObject(error);
+  body.message = redact(
+    error instanceof ApiError && error.status !== undefined ? `The upstream answered ${error.message}` : body.message,
+    context.secrets,
+  );
+  return { status: 502, headers: {}, body };
+}
+
+/**
+ * `first`, then the rest. An iterator object rather than a generator: `return()` reaches `rest` (and so the upstream
+ * read) even when the answer fails before its first message was taken.
+ */
+function prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncIterableIterator<T> {
+  let pending: IteratorResult<T> | undefined = first;
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      const next = pending ?? (await rest.next());
+      pending = undefined;
+      return next;
+    },
+    async return() {
+      pending = undefined;
+      await rest.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
+}

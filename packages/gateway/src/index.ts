@@ -1,0 +1,36 @@
+/**
+ * @ai4ts/gateway: an LLM gateway that answers Chat Completions, Responses and Messages in front of daemons that stream
+ * their own SSE dialect (@ai4ts/bridge) and providers of any of the three protocols, translated live; as a node:http
+ * server, a node:http listener or a fetch handler. Its Redis stream store is the `@ai4ts/gateway/redis` entry.
+ */
+export { createGateway, type Gateway } from './gateway.js';
+export type { GatewayOptions, UpstreamRetry } from './context.js';
+export {
+  DEFAULT_SERVER_TIMEOUTS,
+  type ListenOptions,
+  type ListeningGateway,
+  listenGateway,
+  type ServerTimeouts,
+} from './http/listen.js';
+export { DEFAULT_MAX_CONCURRENT_STREAMS } from './http/limits.js';
+export { DEFAULT_UPSTREAM_TIMEOUTS, type ResolvedUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
+export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './codecs/chat.js';
+export type { GatewayProtocol } from './codecs/neutral.js';
+export type { UpstreamSpec } from './upstreams/targets.js';
+export type { RouteSpec } from './upstreams/router.js';
+export { type AccessLogEntry, jsonLines } from './http/access-log.js';
+export type { GatewayTelemetryOptions } from './telemetry.js';
+export {
+  DEFAULT_STREAM_MAX_EVENTS,
+  DEFAULT_STREAM_TTL_MS,
+  type StreamStore,
+  type StreamStoreOptions,
+} from './state/store.js';
+export { MemoryStreamStore } from './state/memory.js';
+export {
+  createOpenAIProxy,
+  type ListeningProxy,
+  listenOpenAIProxy,
+  type OpenAIProxy,
+  type OpenAIProxyOptions,
+} from './deprecated.js';

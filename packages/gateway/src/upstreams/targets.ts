@@ -1,0 +1,216 @@
+/**
+ * Where a request goes: a daemon that speaks its own dialect, or a provider that speaks one of the three protocols.
+ * A provider is called through core's Transport (its URL joining, auth header, key variable, retries before the
+ * headers and redaction), so that the gateway and the SDK reach a provider the same way. Keys live in `#private`
+ * fields, so that a target can be logged or inspected without showing them.
+ */
+import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
+import { type Backoff, type ProviderName, type ProviderPreset, resolveProvider, Transport } from '@ai4ts/core';
+import type { ModelSpan } from '@ai4ts/core/internal';
+import { CODECS } from '../codecs/index.js';
+import { type GatewayProtocol, type GatewayRequest, partsText, type ProtocolCodec, type UpstreamReadOptions } from '../codecs/neutral.js';
+import type { RequestSpan } from '../telemetry.js';
+
+/** One upstream, as a route of the table or the options name it. */
+export type UpstreamSpec =
+  | {
+      /** The daemon's URL; each request is one POST to it. */
+      upstream: string | URL;
+      /** The daemon's dialect: a built-in one by name, or your own from `defineDialect()`. */
+      dialect: 'typed' | 'named' | Dialect;
+      /** Sent as `Authorization: Bearer <token>`. */
+      upstreamToken?: string | undefined;
+    }
+  | {
+      /** The provider's API root with its version (`https://api.openai.com/v1`); the protocol's path is appended. */
+      upstream: string | URL;
+      /** The protocol the provider speaks. */
+      protocol: GatewayProtocol;
+      /** Its API key (bearer for chat and responses, `x-api-key` for messages). */
+      upstreamToken?: string | undefined;
+      /** The model name sent upstream; the client's by default. */
+      upstreamModel?: string | undefined;
+    }
+  | {
+      /**
+       * A preset of @ai4ts/core (`openai`, `anthropic`, `deepseek`, ...) or a preset object: its URL, its declared
+       * protocol (`chat` when it declares none), its auth style and its key variable.
+       */
+      provider: ProviderName | ProviderPreset;
+      /** The key; the preset's environment variable by default. */
+      upstreamToken?: string | undefined;
+      upstreamModel?: string | undefined;
+    };
+
+/** What the gateway needs of an upstream. */
+export interface UpstreamTarget {
+  /** How access logs name it: its kind and host, never a key. */
+  readonly name: string;
+  /** Who runs the tool calls of its answers: a daemon runs its own; a provider's are the client's. */
+  readonly toolCalls: 'daemon' | 'client';
+  /** A dialect that requires a session id (a UUID is made when the request has none). */
+  readonly sessionRequired: boolean;
+  /** Its keys, scrubbed from everything the gateway sends. */
+  readonly secrets: readonly string[];
+  /**
+   * Sends the request. Resolves to a response with its headers; rejects as fetch does (a daemon), or with core's
+   * typed ApiError, ConnectionError or TimeoutError once the retries are spent (a provider).
+   */
+  post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response>;
+  /** Reads its answer into bridge events. */
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+  /** Starts the span of one call to it, under the gateway request's: the `chat {model}` span of core's clients. */
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan;
+}
+
+/** How targets reach their upstreams: the fetch, and a provider's retries before its headers. */
+export interface UpstreamCalls {
+  fetch: typeof fetch;
+  /** Retries of a provider before its headers (core's default, 2, when undefined). */
+  maxRetries?: number | undefined;
+  backoff?: Backoff | undefined;
+}
+
+function hostOf(url: string | URL): string {
+  return urlOf(url)?.host ?? 'invalid-url';
+}
+
+function urlOf(url: string | URL): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A daemon that streams its own dialect. Reached with a plain fetch, not a Transport: its URL is the whole endpoint
+ * (a Transport appends a path to its base), and its POST may start tools with effects, so it is never retried.
+ */
+class DaemonTarget implements UpstreamTarget {
+  readonly name: string;
+  readonly toolCalls = 'daemon';
+  readonly sessionRequired: boolean;
+  readonly #url: string | URL;
+  readonly #dialect: Dialect;
+  readonly #token: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(url: string | URL, dialect: 'typed' | 'named' | Dialect, token: string | undefined, fetcher: typeof fetch) {
+    this.#url = url;
+    this.#dialect = dialect === 'typed' ? typedEventDialect : dialect === 'named' ? namedEventDialect : dialect;
+    this.#token = token || undefined;
+    this.#fetch = fetcher;
+    this.sessionRequired = this.#dialect.session === 'required';
+    this.name = `${this.#dialect.name}@${hostOf(url)}`;
+  }
+
+  get secrets(): readonly string[] {
+    return this.#token === undefined ? [] : [this.#token];
+  }
+
+  post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response> {
+    const body = this.#dialect.request({ message: messageOf(request), sessionId, request: request.raw });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    return this.#fetch(this.#url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  }
+
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
+    return this.#dialect.read(response, options);
+  }
+
+  /** The dialect names the provider; the span's input is the message the daemon is sent. */
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
+    const body = { model: request.model, messages: [{ role: 'user', content: messageOf(request) }] };
+    return parent.startUpstream(this.#dialect.name, urlOf(this.#url), 'daemon', body);
+  }
+}
+
+/** What a daemon is sent: the text of the last user turn. */
+function messageOf(request: GatewayRequest): string {
+  const last = request.turns.findLast((turn) => turn.role === 'user');
+  return last?.role === 'user' ? partsText(last.parts) : '';
+}
+
+/**
+ * Node's largest timer, as the Transport's own limit on one attempt's headers: the gateway's UpstreamWatch bounds
+ * the headers of every attempt together (`upstreamTimeouts.headers`), so an attempt needs no limit of its own.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A provider that speaks one of the three protocols, through a Transport of its preset. */
+class ProviderTarget implements UpstreamTarget {
+  readonly name: string;
+  readonly toolCalls = 'client';
+  readonly sessionRequired = false;
+  readonly secrets: readonly string[];
+  readonly #transport: Transport;
+  readonly #codec: ProtocolCodec;
+  /** The protocol's path under the API root (`/chat/completions`). */
+  readonly #path: string;
+  readonly #model: string | undefined;
+  /** The API root, for the span's server address. */
+  readonly #server: URL | undefined;
+
+  constructor(preset: ProviderPreset, codec: ProtocolCodec, key: string | undefined, model: string | undefined, calls: UpstreamCalls) {
+    // A missing key sends no auth header, as a request without one: the upstream's 401 says so, not the gateway.
+    this.#transport = new Transport({
+      provider: { ...preset, apiKeyOptional: true },
+      ...(key ? { apiKey: key } : {}),
+      fetch: calls.fetch,
+      maxRetries: calls.maxRetries,
+      backoff: calls.backoff,
+      timeout: MAX_TIMER_MS,
+    });
+    this.secrets = this.#transport.secrets();
+    this.#codec = codec;
+    this.#path = codec.path.replace(/^\/v1/, '');
+    this.#model = model;
+    this.#server = urlOf(preset.baseURL);
+    this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
+  }
+
+  post(request: GatewayRequest, _sessionId: string | undefined, signal: AbortSignal): Promise<Response> {
+    return this.#transport.request(this.#path, {
+      method: 'POST',
+      body: this.#body(request),
+      options: { signal, headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders } },
+    });
+  }
+
+  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
+    return this.#codec.read(response, options);
+  }
+
+  startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
+    return parent.startUpstream(this.#transport.provider.name, this.#server, this.#codec.name, this.#body(request));
+  }
+
+  #body(request: GatewayRequest): Record<string, unknown> {
+    return this.#codec.body(request, this.#model ?? request.model);
+  }
+}
+
+/** A preset as the upstream: its URL, auth and key variable, and the codec of the protocol it declares. */
+function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls: UpstreamCalls): ProviderTarget {
+  const preset = resolveProvider(spec.provider);
+  if (!preset.baseURL) throw new RangeError(`The ${preset.name} preset has no URL of its own: give upstream and protocol`);
+  return new ProviderTarget(preset, CODECS[preset.protocol ?? 'chat'], spec.upstreamToken, spec.upstreamModel, calls);
+}
+
+/**
+ * A provider at a URL of the user's: no key variable is read (a vendor's key must never reach an arbitrary URL);
+ * the auth style is the protocol's (`x-api-key` for Messages, a bearer token for the OpenAI two).
+ */
+function urlPreset(upstream: string | URL, protocol: GatewayProtocol): ProviderPreset {
+  const base = resolveProvider(protocol === 'messages' ? 'anthropic' : 'openai-compatible');
+  return { ...base, name: protocol === 'messages' ? 'anthropic' : 'openai', baseURL: String(upstream), apiKeyEnv: [], protocol };
+}
+
+/** Resolves one upstream spec. */
+export function targetOf(spec: UpstreamSpec, calls: UpstreamCalls): UpstreamTarget {
+  if ('provider' in spec) return presetTarget(spec, calls);
+  if ('dialect' in spec) return new DaemonTarget(spec.upstream, spec.dialect, spec.upstreamToken, calls.fetch);
+  return new ProviderTarget(urlPreset(spec.upstream, spec.protocol), CODECS[spec.protocol], spec.upstreamToken, spec.upstreamModel, calls);
+}

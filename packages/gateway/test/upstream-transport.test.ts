@@ -1,0 +1,198 @@
+/**
+ * Provider upstreams are reached through core's Transport: a retryable answer before the headers (503) is retried and
+ * the client gets the answer; a refusal of the request (400) is not, and reaches the client as a 4xx in its own
+ * protocol's error shape with no key in it; and a preset's declared protocol, not its auth style, picks the codec.
+ * Each upstream is a real node:http server on 127.0.0.1 that answers from a script, one entry per request.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ProviderPreset } from '@ai4ts/core';
+import { type GatewayOptions, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const UPSTREAM_KEY = 'sk-upstream-transport-7f3a9c';
+
+interface Seen {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+interface Upstream {
+  /** Its API root, `http://127.0.0.1:PORT/v1`. */
+  root: string;
+  seen: Seen[];
+  close(): Promise<void>;
+}
+
+type Answer = (res: ServerResponse) => void;
+
+/** An upstream that answers its n-th request with `script[n]` (the last entry once the script runs out). */
+async function startUpstream(script: Answer[]): Promise<Upstream> {
+  const seen: Seen[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    req.on('end', () => {
+      seen.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(text) as Record<string, unknown> });
+      const answer = script[Math.min(seen.length, script.length) - 1];
+      answer?.(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    root: `http://127.0.0.1:${port}/v1`,
+    seen,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const sse = (res: ServerResponse, events: string[]) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.end(events.join(''));
+};
+
+/** A Chat Completions stream answering `text`. */
+const chatAnswer =
+  (text: string): Answer =>
+  (res) => {
+    const chunk = (delta: unknown, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    sse(res, [chunk({ role: 'assistant', content: text }, null), chunk({}, 'stop'), 'data: [DONE]\n\n']);
+  };
+
+/** A Messages stream answering `text`. */
+const messagesAnswer =
+  (text: string): Answer =>
+  (res) => {
+    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...(data as object) })}\n\n`;
+    sse(res, [
+      event('message_start', {
+        message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } },
+      }),
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }),
+      event('message_stop', {}),
+    ]);
+  };
+
+const status =
+  (code: number, body: unknown, headers: Record<string, string> = {}): Answer =>
+  (res) => {
+    res.writeHead(code, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const server of open.splice(0).reverse()) await server.close();
+});
+
+async function gatewayOf(options: GatewayOptions): Promise<ListeningGateway> {
+  const gateway = await listenGateway(options);
+  open.push(gateway);
+  return gateway;
+}
+
+async function upstreamOf(script: Answer[]): Promise<Upstream> {
+  const upstream = await startUpstream(script);
+  open.push(upstream);
+  return upstream;
+}
+
+/** A non-streaming Chat Completions request to the gateway. */
+function askChat(gateway: ListeningGateway): Promise<Response> {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
+  });
+}
+
+const FAST_RETRY = { maxRetries: 2, backoff: { initialMs: 5, maxMs: 20 } };
+
+describe('provider upstreams through core Transport', () => {
+  it('retries an upstream 503 and the client gets the answer', async () => {
+    const upstream = await upstreamOf([
+      status(503, { error: { message: 'overloaded' } }, { 'retry-after': '0' }),
+      chatAnswer('Hello after a retry'),
+    ]);
+    const gateway = await gatewayOf({
+      upstream: upstream.root,
+      upstreamProtocol: 'chat',
+      upstreamToken: UPSTREAM_KEY,
+      upstreamRetry: FAST_RETRY,
+    });
+    const response = await askChat(gateway);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]?.message.content).toBe('Hello after a retry');
+    expect(upstream.seen.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+    expect(upstream.seen[1]?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
+  });
+
+  it('does not retry an upstream 400: the client gets a 400 in its protocol shape, with no key in it', async () => {
+    const upstream = await upstreamOf([
+      status(400, { type: 'error', error: { type: 'invalid_request_error', message: `max_tokens too large for key ${UPSTREAM_KEY}` } }),
+    ]);
+    const gateway = await gatewayOf({
+      upstream: upstream.root,
+      upstreamProtocol: 'messages',
+      upstreamToken: UPSTREAM_KEY,
+      upstreamRetry: FAST_RETRY,
+    });
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    const text = await response.text();
+    expect(response.status).toBe(400);
+    expect(JSON.parse(text)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(text).toContain('max_tokens too large');
+    expect(text).not.toContain(UPSTREAM_KEY);
+    expect(upstream.seen).toHaveLength(1);
+    expect(upstream.seen[0]?.headers['x-api-key']).toBe(UPSTREAM_KEY);
+  });
+
+  it("a preset's declared protocol picks the upstream codec, whatever its auth style", async () => {
+    const upstream = await upstreamOf([messagesAnswer('Hello from Messages')]);
+    const preset: ProviderPreset = {
+      name: 'bearer-messages',
+      baseURL: upstream.root,
+      apiKeyEnv: [],
+      auth: 'bearer',
+      protocol: 'messages',
+      quirks: { streamOptions: false },
+    };
+    const gateway = await gatewayOf({ provider: preset, upstreamToken: UPSTREAM_KEY, upstreamRetry: FAST_RETRY });
+    const response = await askChat(gateway);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]?.message.content).toBe('Hello from Messages');
+    const [request] = upstream.seen;
+    expect(request?.path).toBe('/v1/messages');
+    expect(request?.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`);
+    expect(request?.headers['anthropic-version']).toBe('2023-06-01');
+    expect(request?.body).toMatchObject({ model: 'm', max_tokens: expect.any(Number), stream: true });
+
+    // Without a declared protocol a preset speaks Chat Completions.
+    const chatUpstream = await upstreamOf([chatAnswer('Hello from Chat')]);
+    const { protocol: _, ...undeclared } = { ...preset, baseURL: chatUpstream.root };
+    const chatGateway = await gatewayOf({ provider: undeclared, upstreamToken: UPSTREAM_KEY });
+    expect(((await (await askChat(chatGateway)).json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content).toBe(
+      'Hello from Chat',
+    );
+    expect(chatUpstream.seen[0]?.path).toBe('/v1/chat/completions');
+  });
+});
