@@ -182,6 +182,7 @@ function initialChatState(): ChatState {
  * - `end()` returns the completion, or records and throws StreamIncompleteError (a choice never finished), or
  *   throws the recorded error.
  * - `fail(error)` records a failure from outside and returns it as an Ai4tsError; once failed, the first error.
+ *   Text held back as a possible `<think>` tag joins the partial; calls still open never get `tool_call.done`.
  * Every error's `partial` is {@link completion}: a completion of the final shape holding what arrived.
  *
  * Fields a provider adds to a delta or a tool-call fragment (OpenRouter's `reasoning_details`, Gemini's

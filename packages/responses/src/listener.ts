@@ -223,11 +223,7 @@ function initialResponseState(): ResponseState {
  * for (const event of events) listener.push(event);
  * const response = listener.end(); // throws the typed error of a failed or cut stream
  */
-export class ResponseStreamListener extends ProtocolListener<
-  ResponseState,
-  ResponseObject,
-  ResponseStreamEvents
-> {
+export class ResponseStreamListener extends ProtocolListener<ResponseState, ResponseObject, ResponseStreamEvents> {
   readonly #trace: boolean;
 
   constructor(options: ResponseStreamListenerOptions = {}) {
