@@ -6,22 +6,19 @@
  * 100,000 fragments stays linear. Events are only built when someone listens.
  */
 import {
-  type Ai4tsError,
   ApiError,
   type FinishReason,
   type HandlersOf,
-  type ListenerStatus,
   type NormalizedEvents,
   ProtocolError,
+  ProtocolListener,
   type RetryEvents,
   type StreamEvent,
   StreamIncompleteError,
-  type StreamListener,
   type Usage,
 } from '@ai4ts/core';
-import { isRecord, parseOrText, toAi4tsError } from '@ai4ts/core/internal';
+import { isRecord, parseOrText } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
-import { EventEmitter } from 'eventemitter3';
 import { copyExtra, JsonProgress, mergeExtra, nonEmpty, normalizeUsage } from './merge.js';
 import { ThinkTagSplitter } from './think.js';
 import type {
@@ -146,6 +143,32 @@ function realId(id: unknown): string | undefined {
   return typeof id === 'string' && id !== '' && id !== 'null' ? id : undefined;
 }
 
+/** What a {@link ChatStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
+interface ChatState {
+  /** Choices by index; a Map, since a malformed index must not size an array. */
+  readonly choices: Map<number, ChoiceState>;
+  finishedCount: number;
+  lastChunk: ChatCompletionChunk | undefined;
+  id: string;
+  model: string;
+  created: number;
+  systemFingerprint: string | undefined;
+  usage: Usage | undefined;
+}
+
+function initialChatState(): ChatState {
+  return {
+    choices: new Map(),
+    finishedCount: 0,
+    lastChunk: undefined,
+    id: '',
+    model: '',
+    created: 0,
+    systemFingerprint: undefined,
+    usage: undefined,
+  };
+}
+
 /**
  * Merges Chat Completions chunks into a completion and emits the normalized events (plus `refusal` and `chunk`).
  *
@@ -159,6 +182,7 @@ function realId(id: unknown): string | undefined {
  * - `end()` returns the completion, or records and throws StreamIncompleteError (a choice never finished), or
  *   throws the recorded error.
  * - `fail(error)` records a failure from outside and returns it as an Ai4tsError; once failed, the first error.
+ *   Text held back as a possible `<think>` tag joins the partial; calls still open never get `tool_call.done`.
  * Every error's `partial` is {@link completion}: a completion of the final shape holding what arrived.
  *
  * Fields a provider adds to a delta or a tool-call fragment (OpenRouter's `reasoning_details`, Gemini's
@@ -172,65 +196,44 @@ function realId(id: unknown): string | undefined {
  * const completion = listener.end(); // { object: 'chat.completion', choices: [...], usage }
  * ```
  */
-export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implements StreamListener<ChatCompletion> {
+export class ChatStreamListener extends ProtocolListener<ChatState, ChatCompletion, ChatStreamEvents> {
   readonly #thinkTags: boolean;
   readonly #finishOnDone: boolean;
-  /** Choices by index; a Map, since a malformed index must not size an array. */
-  readonly #states = new Map<number, ChoiceState>();
-  #finishedCount = 0;
-  #status: ListenerStatus = 'pending';
-  #error: Ai4tsError | undefined;
-  #lastChunk: ChatCompletionChunk | undefined;
-  #id = '';
-  #model = '';
-  #created = 0;
-  #systemFingerprint: string | undefined;
-  #usage: Usage | undefined;
 
   constructor(options: ChatStreamListenerOptions = {}) {
-    super();
+    super(initialChatState);
     this.#thinkTags = options.thinkTags ?? true;
     this.#finishOnDone = options.finishOnDone ?? false;
   }
 
-  /** Where the stream stands (see the class comment). */
-  get status(): ListenerStatus {
-    return this.#status;
-  }
-
-  /** The error that failed the stream, once it failed. */
-  get error(): Ai4tsError | undefined {
-    return this.#error;
-  }
-
   /** The last chunk pushed. */
   get lastChunk(): ChatCompletionChunk | undefined {
-    return this.#lastChunk;
+    return this.state.lastChunk;
   }
 
   /** Choice 0's text so far (without `<think>` text). */
   get content(): string {
-    return this.#states.get(0)?.content ?? '';
+    return this.state.choices.get(0)?.content ?? '';
   }
 
   /** Choice 0's reasoning so far. */
   get reasoning(): string {
-    return this.#states.get(0)?.reasoning ?? '';
+    return this.state.choices.get(0)?.reasoning ?? '';
   }
 
   /** Choice 0's tool calls so far, arguments as streamed (`"{}"` while none). */
   get toolCalls(): ChatCompletionMessageToolCall[] {
-    return this.#states.get(0)?.toolCalls ?? [];
+    return this.state.choices.get(0)?.toolCalls ?? [];
   }
 
   /** Choice 0's finish reason (`stop` reported as `tool_calls` when calls were streamed). */
   get finishReason(): FinishReason | null {
-    return this.#states.get(0)?.finishReason ?? null;
+    return this.state.choices.get(0)?.finishReason ?? null;
   }
 
   /** The usage reported so far. */
   get usage(): Usage | undefined {
-    return this.#usage;
+    return this.state.usage;
   }
 
   /** Every choice seen so far, by index (n > 1). */
@@ -240,21 +243,22 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
 
   /** One choice's state, or undefined when it has not appeared. */
   choice(index: number): ChatChoiceState | undefined {
-    return this.#states.get(index);
+    return this.state.choices.get(index);
   }
 
   /** The completion so far, in the shape of the final `chat.completion` (also the shape of `error.partial`). */
   get completion(): ChatCompletion {
+    const { id, created, model, systemFingerprint, usage } = this.state;
     const states = this.#present();
     const completion: ChatCompletion = {
-      id: this.#id,
+      id,
       object: 'chat.completion',
-      created: this.#created,
-      model: this.#model,
+      created,
+      model,
       choices: (states.length ? states : [new ChoiceState(0)]).map(choiceOf),
     };
-    if (this.#systemFingerprint) completion.system_fingerprint = this.#systemFingerprint;
-    if (this.#usage) completion.usage = this.#usage;
+    if (systemFingerprint) completion.system_fingerprint = systemFingerprint;
+    if (usage) completion.usage = usage;
     return completion;
   }
 
@@ -265,17 +269,18 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
    * @throws ApiError for an `event: error` frame, ProtocolError for data that is not JSON, StreamIncompleteError for
    *   a `[DONE]` before every finish_reason (each recorded first, `partial` the completion so far).
    */
-  pushSse(event: SseEvent): void {
-    if (this.#status === 'completed' || this.#status === 'failed') return;
+  override pushSse(event: SseEvent): void {
+    if (this.hasEnded()) return;
     const data = event.data;
     // vLLM and SGLang: `event: error` with the flat `{code, message}` as data.
     if (event.event === 'error') throw this.fail(ApiError.fromStreamError(parseOrText(data), undefined));
     if (data === '[DONE]') {
-      if (this.#finishOnDone) for (const state of this.#states.values()) this.#finish(state, 'stop');
+      if (this.#finishOnDone) for (const state of this.state.choices.values()) this.#finish(state, 'stop');
       if (!this.#allFinished()) {
         throw this.fail(new StreamIncompleteError('The chat stream sent [DONE] before its finish_reason'));
       }
-      this.#complete();
+      this.#settle();
+      this.complete();
       return;
     }
     if (data === '') return;
@@ -295,104 +300,72 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
    *   that is not an object (each recorded first, `partial` the completion so far).
    */
   push(data: unknown): void {
-    if (this.#status === 'completed' || this.#status === 'failed') return;
+    if (this.hasEnded()) return;
     if (!isRecord(data)) {
       throw this.fail(new ProtocolError('A chat chunk must be a JSON object', { line: JSON.stringify(data) }));
     }
     if (data.error !== undefined && data.error !== null) throw this.fail(ApiError.fromStreamError(data, undefined));
-    this.#status = 'streaming';
+    this.markStreaming();
     // Checked field by field below; the chunk is kept as the provider sent it.
     const chunk = data as ChatCompletionChunk;
-    this.#lastChunk = chunk;
-    if (this.#id === '' && typeof data.id === 'string') this.#id = data.id;
-    if (this.#model === '' && typeof data.model === 'string') this.#model = data.model;
-    if (this.#created === 0 && typeof data.created === 'number') this.#created = data.created;
-    if (typeof data.system_fingerprint === 'string') this.#systemFingerprint = data.system_fingerprint;
+    const state = this.state;
+    state.lastChunk = chunk;
+    if (state.id === '' && typeof data.id === 'string') state.id = data.id;
+    if (state.model === '' && typeof data.model === 'string') state.model = data.model;
+    if (state.created === 0 && typeof data.created === 'number') state.created = data.created;
+    if (typeof data.system_fingerprint === 'string') state.systemFingerprint = data.system_fingerprint;
     const choices = data.choices;
     if (Array.isArray(choices)) {
       for (const choice of choices) if (isRecord(choice)) this.#mergeChoice(choice);
     }
     if (isRecord(data.usage)) this.#setUsage(data.usage);
-    if (this.#has('chunk')) this.emit('chunk', { type: 'chunk', chunk });
+    if (this.hears('chunk')) this.emit('chunk', { type: 'chunk', chunk });
   }
 
-  /**
-   * The input ended. Returns the completion when every choice finished (text held back as a possible `<think>`
-   * tag is released first); a stream without `[DONE]` (Ollama) is complete at its finish_reason.
-   *
-   * @throws StreamIncompleteError (recorded, `partial` the completion so far) when a choice never finished or none
-   *   appeared; the recorded error when the stream already failed.
-   */
-  end(): ChatCompletion {
-    if (this.#error) throw this.#error;
-    if (this.#status !== 'completed') {
-      if (!this.#allFinished()) {
-        throw this.fail(new StreamIncompleteError('The chat stream ended before its finish_reason'));
-      }
-      this.#complete();
-    }
+  /** The completion so far; text held back as a possible `<think>` tag is text after all, so it is released. */
+  protected override partial(): ChatCompletion {
+    for (const state of this.state.choices.values()) this.#flushThink(state);
+    return this.completion;
+  }
+
+  protected override result(): ChatCompletion {
     return this.completion;
   }
 
   /**
-   * Records a failure from outside the stream (the network, an abort): any thrown value becomes an Ai4tsError, its
-   * `partial` the completion so far unless it has one (none when nothing arrived), `error` is emitted, and the
-   * error is returned for the caller to throw. Calls still open never get `tool_call.done`. Once failed, returns the
-   * first error; once completed, returns the error without recording it.
+   * A stream without `[DONE]` (Ollama) is whole once every choice finished: held-back text is released and open
+   * calls are done. A choice that never finished, or none at all, is a StreamIncompleteError.
    */
-  fail(error: unknown): Ai4tsError {
-    if (this.#error) return this.#error;
-    // Text held back as a possible `<think>` tag is text after all: it belongs in the partial.
-    for (const state of this.#states.values()) this.#flushThink(state);
-    // Nothing arrived (an HTTP status, a refused connection): no partial, as in every protocol.
-    const failure = toAi4tsError(error, { partial: this.#status === 'pending' ? undefined : this.completion });
-    if (this.#status === 'completed') return failure;
-    this.#error = failure;
-    this.#status = 'failed';
-    this.emit('error', { type: 'error', error: failure });
-    return failure;
-  }
-
-  /** Back to a new listener's state (options and handlers kept), for a stream sent again; see StreamListener. */
-  reset(): void {
-    this.#states.clear();
-    this.#finishedCount = 0;
-    this.#status = 'pending';
-    this.#error = undefined;
-    this.#lastChunk = undefined;
-    this.#id = '';
-    this.#model = '';
-    this.#created = 0;
-    this.#systemFingerprint = undefined;
-    this.#usage = undefined;
+  protected override endedEarly(): StreamIncompleteError | undefined {
+    if (!this.#allFinished()) return new StreamIncompleteError('The chat stream ended before its finish_reason');
+    this.#settle();
+    return undefined;
   }
 
   #allFinished(): boolean {
-    return this.#states.size > 0 && this.#finishedCount === this.#states.size;
+    const { choices, finishedCount } = this.state;
+    return choices.size > 0 && finishedCount === choices.size;
   }
 
-  #complete(): void {
-    for (const state of this.#states.values()) {
+  /** Before completing: text held back as a possible `<think>` tag is released, and open calls are done. */
+  #settle(): void {
+    for (const state of this.state.choices.values()) {
       this.#flushThink(state);
       this.#closeCalls(state);
     }
-    this.#status = 'completed';
   }
 
   /** The choices that appeared, in index order. */
   #present(): ChoiceState[] {
-    return [...this.#states.values()].sort((a, b) => a.index - b.index);
-  }
-
-  #has(event: keyof ChatStreamEvents): boolean {
-    return this.listenerCount(event) > 0;
+    return [...this.state.choices.values()].sort((a, b) => a.index - b.index);
   }
 
   #stateOf(index: number): ChoiceState {
-    let state = this.#states.get(index);
+    const choices = this.state.choices;
+    let state = choices.get(index);
     if (!state) {
       state = new ChoiceState(index);
-      this.#states.set(index, state);
+      choices.set(index, state);
     }
     return state;
   }
@@ -460,21 +433,21 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
 
   #appendContent(state: ChoiceState, delta: string): void {
     state.content += delta;
-    if (this.#has('content')) {
+    if (this.hears('content')) {
       this.emit('content', { type: 'content', delta, snapshot: state.content, choice: state.index });
     }
   }
 
   #appendReasoning(state: ChoiceState, delta: string): void {
     state.reasoning += delta;
-    if (this.#has('reasoning')) {
+    if (this.hears('reasoning')) {
       this.emit('reasoning', { type: 'reasoning', delta, snapshot: state.reasoning, choice: state.index });
     }
   }
 
   #appendRefusal(state: ChoiceState, delta: string): void {
     state.refusal = (state.refusal ?? '') + delta;
-    if (this.#has('refusal')) {
+    if (this.hears('refusal')) {
       this.emit('refusal', { type: 'refusal', delta, snapshot: state.refusal, choice: state.index });
     }
   }
@@ -515,7 +488,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
       if (delta !== '') {
         call.arguments += delta;
         if (!call.done) state.grown.add(call);
-        if (call.started && !call.done && this.#has('tool_call.delta')) {
+        if (call.started && !call.done && this.hears('tool_call.delta')) {
           this.emit('tool_call.delta', {
             type: 'tool_call.delta',
             index: call.position,
@@ -565,7 +538,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     const choice = state.index;
     this.emit('tool_call.start', { type: 'tool_call.start', index: call.position, id: call.id, name: call.name, choice });
     // Arguments that came before the name are one delta.
-    if (call.arguments !== '' && this.#has('tool_call.delta')) {
+    if (call.arguments !== '' && this.hears('tool_call.delta')) {
       this.emit('tool_call.delta', {
         type: 'tool_call.delta',
         index: call.position,
@@ -599,14 +572,14 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     if (state.finishReason !== null) return; // some providers repeat it on the usage chunk
     this.#flushThink(state);
     state.finishReason = reason === 'stop' && state.calls.length > 0 ? 'tool_calls' : reason;
-    this.#finishedCount++;
+    this.state.finishedCount++;
     this.#closeCalls(state);
     this.emit('finish', { type: 'finish', finishReason: state.finishReason, choice: state.index });
   }
 
   #setUsage(raw: Record<string, unknown>): void {
     const usage = normalizeUsage(raw);
-    const prev = this.#usage;
+    const prev = this.state.usage;
     if (
       prev &&
       prev.prompt_tokens === usage.prompt_tokens &&
@@ -615,7 +588,7 @@ export class ChatStreamListener extends EventEmitter<ChatStreamEvents> implement
     ) {
       return;
     }
-    this.#usage = usage;
+    this.state.usage = usage;
     this.emit('usage', { type: 'usage', usage, raw });
   }
 }

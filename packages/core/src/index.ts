@@ -53,6 +53,7 @@ export {
   readInto,
   type StreamListener,
 } from './listener.js';
+export { ProtocolListener, type ProtocolListenerEvents } from './protocol-listener.js';
 export type { StreamSource } from './source.js';
 export {
   EventStream,

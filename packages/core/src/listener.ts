@@ -15,6 +15,8 @@
  * - `partial` is the result so far as soon as anything arrived; a failure before the first event has none.
  * - `reset()` puts every field back to its initial state, for a stream sent again after it failed before its
  *   first event. Handlers stay: they live on the listener's emitter, which the stream handle and the caller share.
+ *
+ * `ProtocolListener` (protocol-listener.ts) keeps this bookkeeping for the three protocols' listeners.
  */
 import type { SseEvent } from '@ai4ts/sse';
 import type { Ai4tsError } from './errors.js';

@@ -4,16 +4,14 @@
 import {
   type Ai4tsError,
   ApiError,
-  type ListenerStatus,
   type NormalizedEvents,
-  type RetryEvents,
   ProtocolError,
+  ProtocolListener,
+  type RetryEvents,
   StreamIncompleteError,
-  type StreamListener,
 } from '@ai4ts/core';
-import { isRecord, setOwn, toAi4tsError } from '@ai4ts/core/internal';
+import { isRecord, setOwn } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
-import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { readEvent } from './parse.js';
 import {
@@ -75,6 +73,57 @@ type OpenBlock =
   | { kind: 'other'; block: AnyContentBlock };
 
 const CUT_OFF = 'The tool input was cut off before its block finished';
+const NO_MESSAGE_STOP = 'The stream ended before message_stop';
+
+/** What a {@link MessageStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
+interface MessageState {
+  /** Every applied event, when the listener keeps the trace. */
+  readonly events: RawMessageStreamEvent[];
+  message: Message | null;
+  /** The message's content (the live array), in arrival order until `#ordered` sorts it. */
+  content: AnyContentBlock[];
+  /** The API index of each block of `content`. */
+  indexes: number[];
+  /** Every index that started: a start checks it in O(1), whatever the index. */
+  readonly started: Set<number>;
+  /** A block came after one of a higher index (the API never does that): sort before anyone reads the content. */
+  unordered: boolean;
+  readonly open: Map<number, OpenBlock>;
+  toolCount: number;
+  /**
+   * The text and thinking blocks in arrival order, message_start's excepted: what the `content` and `reasoning`
+   * snapshots join. Kept per block, not per delta, so a collector keeps no second copy of the text.
+   */
+  readonly textBlocks: TextBlock[];
+  readonly thinkingBlocks: ThinkingBlock[];
+  /** Running snapshots, kept only while someone listens; stale after deltas nobody heard, rebuilt when one comes. */
+  textSoFar: string;
+  thinkingSoFar: string;
+  textStale: boolean;
+  thinkingStale: boolean;
+  /** The message, once message_stop completed it. */
+  final: Message | undefined;
+}
+
+function initialMessageState(): MessageState {
+  return {
+    events: [],
+    message: null,
+    content: [],
+    indexes: [],
+    started: new Set(),
+    unordered: false,
+    open: new Map(),
+    toolCount: 0,
+    textBlocks: [],
+    thinkingBlocks: [],
+    textSoFar: '',
+    thinkingSoFar: '',
+    textStale: false,
+    thinkingStale: false,
+    final: undefined,
+  };
+}
 
 /**
  * The Messages stream state machine, following core's `StreamListener` contract. Feed it each SSE event with
@@ -93,51 +142,23 @@ const CUT_OFF = 'The tool input was cut off before its block finished';
  *   value. Unknown block types are kept as sent; unknown delta and event types are skipped.
  * - Every error's `partial` is {@link snapshot}: a copy of the message so far, none before message_start.
  */
-export class MessageStreamListener extends EventEmitter<MessageStreamEvents> implements StreamListener<Message> {
-  /** Every applied event, in arrival order (none for a listener created with `trace: false`). */
-  readonly events: RawMessageStreamEvent[] = [];
+export class MessageStreamListener extends ProtocolListener<MessageState, Message, MessageStreamEvents> {
   readonly #trace: boolean;
-  #status: ListenerStatus = 'pending';
-  #message: Message | null = null;
-  /** The message's content (the live array), in arrival order until {@link #ordered} sorts it. */
-  #content: AnyContentBlock[] = [];
-  /** The API index of each block of `#content`. */
-  #indexes: number[] = [];
-  /** Every index that started: a start checks it in O(1), whatever the index. */
-  readonly #started = new Set<number>();
-  /** A block came after one of a higher index (the API never does that): sort before anyone reads the content. */
-  #unordered = false;
-  #open = new Map<number, OpenBlock>();
-  #toolCount = 0;
-  /**
-   * The text and thinking blocks in arrival order, message_start's excepted: what the `content` and `reasoning`
-   * snapshots join. Kept per block, not per delta, so a collector keeps no second copy of the text.
-   */
-  #textBlocks: TextBlock[] = [];
-  #thinkingBlocks: ThinkingBlock[] = [];
-  /** Running snapshots, kept only while someone listens; stale after deltas nobody heard, rebuilt when one comes. */
-  #textSoFar = '';
-  #thinkingSoFar = '';
-  #textStale = false;
-  #thinkingStale = false;
-  /** The message, once message_stop completed it. */
-  #final: Message | undefined;
-  #error: Ai4tsError | undefined;
 
   constructor(options: MessageStreamListenerOptions = {}) {
-    super();
+    super(initialMessageState);
     this.#trace = options.trace ?? true;
   }
 
-  /** Where the stream is: `pending`, `streaming`, `completed` or `failed`. */
-  get status(): ListenerStatus {
-    return this.#status;
+  /** Every applied event, in arrival order (none for a listener created with `trace: false`). */
+  get events(): RawMessageStreamEvent[] {
+    return this.state.events;
   }
 
   /** The message being built (the live object), null before message_start. Open tool inputs read `{}`. */
   get message(): Message | null {
     this.#ordered();
-    return this.#message;
+    return this.state.message;
   }
 
   /** The text blocks joined in index order, nothing between. */
@@ -163,17 +184,12 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   /** The stop reason once message_delta gave it. */
   get stopReason(): StopReason | null {
-    return this.#message?.stop_reason ?? null;
+    return this.state.message?.stop_reason ?? null;
   }
 
   /** Anthropic usage: message_start's, with message_delta's non-null counters replacing it. */
   get usage(): MessageUsage | null {
-    return this.#message?.usage ?? null;
-  }
-
-  /** The error that failed the stream, once it failed. */
-  get error(): Ai4tsError | undefined {
-    return this.#error;
+    return this.state.message?.usage ?? null;
   }
 
   /**
@@ -183,7 +199,8 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    * before message_start, a delta for a block that is not open or of another known type); recorded first.
    */
   push(event: RawMessageStreamEvent): void {
-    if (this.#status === 'completed' || this.#status === 'failed') return;
+    const state = this.state;
+    if (this.hasEnded()) return;
     // The token event first: each case compares the (not interned) type string.
     switch (event.type) {
       case 'content_block_delta':
@@ -206,14 +223,14 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
         this.#messageStop(this.#current(event));
         break;
       case 'error':
-        if (this.#trace) this.events.push(event);
+        if (this.#trace) state.events.push(event);
         throw this.fail(ApiError.fromStreamError(event, undefined));
       case 'ping':
         break;
     }
-    if (this.#trace) this.events.push(event);
+    if (this.#trace) state.events.push(event);
     this.emit('event', event);
-    if (this.#final) this.emit('message', this.#final);
+    if (state.final) this.emit('message', state.final);
   }
 
   /**
@@ -223,8 +240,8 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    * @throws ProtocolError (with the data in `line`) for data that is not a JSON object or not a well-formed
    * event, and whatever {@link push} throws; recorded first.
    */
-  pushSse(sse: SseEvent): void {
-    if (this.#status === 'completed' || this.#status === 'failed' || sse.data === '') return;
+  override pushSse(sse: SseEvent): void {
+    if (this.hasEnded() || sse.data === '') return;
     let data: unknown;
     try {
       data = JSON.parse(sse.data);
@@ -241,54 +258,22 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
     if (event) this.push(event);
   }
 
-  /**
-   * The input ended: returns the complete message.
-   *
-   * @throws the recorded error when the stream failed; StreamIncompleteError (recorded, `partial` the message so
-   * far) when message_stop never came.
-   */
-  end(): Message {
-    if (this.#final) return this.#final;
-    if (this.#error) throw this.#error;
-    throw this.fail(new StreamIncompleteError('The stream ended before message_stop'));
+  /** {@link snapshot}: none before message_start. */
+  protected override partial(): Message | undefined {
+    return this.snapshot() ?? undefined;
   }
 
-  /**
-   * Records a failure from outside the stream (the network, an abort): status `failed`, an `error` event, the
-   * error (as an Ai4tsError, see core's `toAi4tsError`) given {@link snapshot} as `partial` when it has none.
-   * Returns it for the caller to throw; once failed, returns the first error. After completion nothing is
-   * recorded and the error is only converted.
-   */
-  fail(error: unknown): Ai4tsError {
-    if (this.#error) return this.#error;
-    // Nothing arrived (an HTTP status, a refused connection, a first event that is an error): no partial.
-    const failure = toAi4tsError(error, { partial: this.snapshot() ?? undefined });
-    if (this.#status === 'completed') return failure;
-    this.#status = 'failed';
-    this.#error = failure;
-    this.emit('error', { type: 'error', error: failure });
-    return failure;
+  /** The message message_stop completed. */
+  protected override result(): Message {
+    const final = this.state.final;
+    // end() asks only once the stream completed, and only message_stop completes it, setting `final`.
+    if (!final) throw new StreamIncompleteError(NO_MESSAGE_STOP);
+    return final;
   }
 
-  /** Back to a new listener's state (handlers kept), for a stream sent again; see core's StreamListener. */
-  reset(): void {
-    this.events.length = 0;
-    this.#status = 'pending';
-    this.#message = null;
-    this.#content = [];
-    this.#indexes = [];
-    this.#started.clear();
-    this.#unordered = false;
-    this.#open = new Map();
-    this.#toolCount = 0;
-    this.#textBlocks = [];
-    this.#thinkingBlocks = [];
-    this.#textSoFar = '';
-    this.#thinkingSoFar = '';
-    this.#textStale = false;
-    this.#thinkingStale = false;
-    this.#final = undefined;
-    this.#error = undefined;
+  /** Only message_stop completes a Messages stream. */
+  protected override endedEarly(): StreamIncompleteError {
+    return new StreamIncompleteError(NO_MESSAGE_STOP);
   }
 
   /**
@@ -296,49 +281,52 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
    * with `input: {}` and its raw text in `input_error.raw`. Null before message_start.
    */
   snapshot(): Message | null {
-    if (!this.#message) return null;
+    const state = this.state;
+    if (!state.message) return null;
     const content = this.#ordered().map((block, i) => {
-      const open = this.#open.get(this.#indexes[i] ?? -1);
+      const open = state.open.get(state.indexes[i] ?? -1);
       if (open?.kind === 'tool') return { ...open.block, input: {}, input_error: { message: CUT_OFF, raw: open.json } };
       return copyBlock(block);
     });
-    return { ...this.#message, content, usage: { ...this.#message.usage } };
+    return { ...state.message, content, usage: { ...state.message.usage } };
   }
 
   #messageStart(message: Message, event: RawMessageStreamEvent): void {
-    if (this.#status !== 'pending') throw this.#protocol('A second message_start in one stream', event);
+    const state = this.state;
+    if (this.status !== 'pending') throw this.#protocol('A second message_start in one stream', event);
     // The API opens with empty content; blocks a proxy puts here are kept as finished ones, at indexes 0, 1, ...
-    this.#content = message.content.map(copyBlock);
-    this.#indexes = this.#content.map((_, i) => i);
-    for (const index of this.#indexes) this.#started.add(index);
-    this.#message = { ...message, content: this.#content, usage: { ...message.usage } };
-    this.#status = 'streaming';
-    this.#emitUsage(this.#message.usage);
+    state.content = message.content.map(copyBlock);
+    state.indexes = state.content.map((_, i) => i);
+    for (const index of state.indexes) state.started.add(index);
+    state.message = { ...message, content: state.content, usage: { ...message.usage } };
+    this.markStreaming();
+    this.#emitUsage(state.message.usage);
   }
 
   #start(event: ContentBlockStartEvent): void {
+    const state = this.state;
     this.#current(event);
     const { index } = event;
-    if (this.#started.has(index))
+    if (state.started.has(index))
       throw this.#protocol(`content_block_start for index ${index}, which already started`, event);
     const block = copyBlock(event.content_block);
     // Indexes come in order; a late lower one still takes its place, sorted in once when read (never a splice
     // per block, which a stream of descending indexes would make quadratic).
-    const last = this.#indexes[this.#indexes.length - 1];
-    if (last !== undefined && last > index) this.#unordered = true;
-    this.#started.add(index);
-    this.#content.push(block);
-    this.#indexes.push(index);
+    const last = state.indexes[state.indexes.length - 1];
+    if (last !== undefined && last > index) state.unordered = true;
+    state.started.add(index);
+    state.content.push(block);
+    state.indexes.push(index);
     const open = openBlock(block);
-    this.#open.set(index, open);
+    state.open.set(index, open);
     if (open.kind === 'text') {
-      this.#textBlocks.push(open.block);
+      state.textBlocks.push(open.block);
       if (open.block.text) this.#emitText(open.block.text);
     } else if (open.kind === 'thinking') {
-      this.#thinkingBlocks.push(open.block);
+      state.thinkingBlocks.push(open.block);
       if (open.block.thinking) this.#emitThinking(open.block.thinking);
     } else if (open.kind === 'tool' && open.block.type === 'tool_use') {
-      open.toolIndex = this.#toolCount++;
+      open.toolIndex = state.toolCount++;
       const { id, name } = open.block;
       this.emit('tool_call.start', { type: 'tool_call.start', index: open.toolIndex, id, name, choice: 0 });
     }
@@ -371,7 +359,7 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
       case 'input_json_delta':
         if (open.kind !== 'tool') break;
         open.json += delta.partial_json;
-        if (open.toolIndex !== undefined && delta.partial_json && this.listenerCount('tool_call.delta') > 0) {
+        if (open.toolIndex !== undefined && delta.partial_json && this.hears('tool_call.delta')) {
           this.emit('tool_call.delta', {
             type: 'tool_call.delta',
             index: open.toolIndex,
@@ -433,12 +421,12 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   #messageStop(message: Message): void {
     this.#ordered();
     // The API always stops every block first; finish any it did not, so tool inputs are still validated.
-    for (const [index, open] of this.#open) {
-      this.#open.delete(index);
+    for (const [index, open] of this.state.open) {
+      this.state.open.delete(index);
       this.#stop(open);
     }
-    this.#status = 'completed';
-    this.#final = message;
+    this.complete();
+    this.state.final = message;
     if (message.stop_reason !== null) {
       this.emit('finish', { type: 'finish', finishReason: toFinishReason(message.stop_reason), choice: 0 });
     }
@@ -447,27 +435,29 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
   // Each event object and snapshot is built only for someone listening: a collector pays nothing per delta. The
   // block already holds `delta` when these run, so a stale snapshot rebuilt from the blocks includes it.
   #emitText(delta: string): void {
-    if (this.listenerCount('content') === 0) {
-      this.#textStale = true;
+    const state = this.state;
+    if (!this.hears('content')) {
+      state.textStale = true;
       return;
     }
-    if (this.#textStale) {
-      this.#textStale = false;
-      this.#textSoFar = this.#textBlocks.map((block) => block.text).join('');
-    } else this.#textSoFar += delta;
-    this.emit('content', { type: 'content', delta, snapshot: this.#textSoFar, choice: 0 });
+    if (state.textStale) {
+      state.textStale = false;
+      state.textSoFar = state.textBlocks.map((block) => block.text).join('');
+    } else state.textSoFar += delta;
+    this.emit('content', { type: 'content', delta, snapshot: state.textSoFar, choice: 0 });
   }
 
   #emitThinking(delta: string): void {
-    if (this.listenerCount('reasoning') === 0) {
-      this.#thinkingStale = true;
+    const state = this.state;
+    if (!this.hears('reasoning')) {
+      state.thinkingStale = true;
       return;
     }
-    if (this.#thinkingStale) {
-      this.#thinkingStale = false;
-      this.#thinkingSoFar = this.#thinkingBlocks.map((block) => block.thinking).join('');
-    } else this.#thinkingSoFar += delta;
-    this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#thinkingSoFar, choice: 0 });
+    if (state.thinkingStale) {
+      state.thinkingStale = false;
+      state.thinkingSoFar = state.thinkingBlocks.map((block) => block.thinking).join('');
+    } else state.thinkingSoFar += delta;
+    this.emit('reasoning', { type: 'reasoning', delta, snapshot: state.thinkingSoFar, choice: 0 });
   }
 
   #emitUsage(raw: MessageUsage): void {
@@ -476,29 +466,31 @@ export class MessageStreamListener extends EventEmitter<MessageStreamEvents> imp
 
   /** The content in index order, sorted in place (the live array) after a late lower index. */
   #ordered(): AnyContentBlock[] {
-    if (this.#unordered) {
-      const pairs = this.#content.map((block, i) => ({ block, index: this.#indexes[i] ?? 0 }));
+    const state = this.state;
+    if (state.unordered) {
+      const pairs = state.content.map((block, i) => ({ block, index: state.indexes[i] ?? 0 }));
       pairs.sort((a, b) => a.index - b.index);
       pairs.forEach(({ block, index }, i) => {
-        this.#content[i] = block;
-        this.#indexes[i] = index;
+        state.content[i] = block;
+        state.indexes[i] = index;
       });
-      this.#unordered = false;
+      state.unordered = false;
     }
-    return this.#content;
+    return state.content;
   }
 
   /** The message being built: content and message_delta events are valid only after message_start. */
   #current(event: RawMessageStreamEvent): Message {
-    if (!this.#message) throw this.#protocol(`${event.type} before message_start`, event);
-    return this.#message;
+    const state = this.state;
+    if (!state.message) throw this.#protocol(`${event.type} before message_start`, event);
+    return state.message;
   }
 
   /** The open block at `index`; a stop takes it out of the open ones. */
   #openAt(index: number, event: ContentBlockDeltaEvent | ContentBlockStopEvent): OpenBlock {
-    const open = this.#open.get(index);
+    const open = this.state.open.get(index);
     if (!open) throw this.#protocol(`${event.type} for index ${index}, which is not open`, event);
-    if (event.type === 'content_block_stop') this.#open.delete(index);
+    if (event.type === 'content_block_stop') this.state.open.delete(index);
     return open;
   }
 

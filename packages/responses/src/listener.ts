@@ -5,19 +5,16 @@
  * each item; `.done` events and the terminal response replace what the deltas built, but never erase it.
  */
 import {
-  type Ai4tsError,
   ApiError,
-  type ListenerStatus,
   type NormalizedEvents,
-  type RetryEvents,
   ProtocolError,
+  ProtocolListener,
+  type RetryEvents,
   type StreamEvent,
   StreamIncompleteError,
-  type StreamListener,
 } from '@ai4ts/core';
-import { getOwn, isRecord, toAi4tsError } from '@ai4ts/core/internal';
+import { getOwn, isRecord } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
-import { EventEmitter } from 'eventemitter3';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { builtInStep, isKnownEvent } from './event-types.js';
 import {
@@ -117,6 +114,91 @@ interface CallState {
   done: boolean;
 }
 
+/** What a {@link ResponseStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
+interface ResponseState {
+  /** Every value pushed, when the listener keeps the trace. */
+  readonly events: unknown[];
+  /** Values pushed, and the last one: kept without the trace too. */
+  pushed: number;
+  last: unknown;
+  /** The latest lifecycle snapshot; its `output` is unused (the items below are the output). */
+  base: ResponseSnapshot;
+  /** Items by `output_index` (a map, so an absurd index from a broken gateway costs nothing). */
+  readonly items: Map<number, OutputItem>;
+  /**
+   * The items in index order, kept as they come: an item at a higher index is appended, a replaced one changes in
+   * place (`positions`), and only a late lower index makes the next read sort (never a sort or walk per event).
+   */
+  ordered: OutputItem[];
+  readonly positions: Map<number, number>;
+  unordered: boolean;
+  /** The highest index so far (0 when none): where an event without `output_index` or a known `item_id` goes. */
+  lastIndex: number;
+  /** The index of the first item holding each `item_id`, checked on use (an item may change its id). */
+  readonly byId: Map<string, number>;
+  /**
+   * The running snapshot is behind the items: a `.done` event corrected built text, or deltas came while nobody
+   * listened (no snapshot is kept then). Rebuilt from the items when a listener next needs it, not per event.
+   */
+  textStale: boolean;
+  summaryStale: boolean;
+  reasoningStale: boolean;
+  readonly calls: Map<number, CallState>;
+  /**
+   * The slot the last delta went to, for the next delta of the same run: no lookup and no new slot per token. It
+   * holds while `layout` is unchanged (an item or a part replaced) and the delta points at the same place.
+   */
+  deltaSlot: TextSlot | undefined;
+  deltaKind: TextKind | undefined;
+  deltaOutput: unknown;
+  deltaPart: unknown;
+  deltaLayout: number;
+  /** Counts the replacements of items and parts: a slot found before one may point at what is no longer there. */
+  layout: number;
+  lastSequence: number | undefined;
+  /**
+   * Running snapshots for the `content` and `reasoning` events, kept only while someone listens (stale otherwise,
+   * and after a `.done` event corrected them: rebuilt from the items).
+   */
+  text: string;
+  summary: string;
+  /** The summary part the last summary delta went to (a new one is set apart by a blank line). */
+  summaryItem: number;
+  summaryIndex: number;
+  reasoningText: string;
+}
+
+function initialResponseState(): ResponseState {
+  return {
+    events: [],
+    pushed: 0,
+    last: undefined,
+    base: { id: '', object: 'response', model: '', status: 'in_progress', output: [] },
+    items: new Map(),
+    ordered: [],
+    positions: new Map(),
+    unordered: false,
+    lastIndex: 0,
+    byId: new Map(),
+    textStale: false,
+    summaryStale: false,
+    reasoningStale: false,
+    calls: new Map(),
+    deltaSlot: undefined,
+    deltaKind: undefined,
+    deltaOutput: undefined,
+    deltaPart: undefined,
+    deltaLayout: 0,
+    layout: 0,
+    lastSequence: undefined,
+    text: '',
+    summary: '',
+    summaryItem: -1,
+    summaryIndex: -1,
+    reasoningText: '',
+  };
+}
+
 /**
  * Rebuilds a Responses API stream from its events, following the listener contract of every ai4ts protocol.
  *
@@ -141,75 +223,11 @@ interface CallState {
  * for (const event of events) listener.push(event);
  * const response = listener.end(); // throws the typed error of a failed or cut stream
  */
-export class ResponseStreamListener
-  extends EventEmitter<ResponseStreamEvents>
-  implements StreamListener<ResponseObject>
-{
-  #status: ListenerStatus = 'pending';
-  #error: Ai4tsError<ResponseObject> | undefined;
-  readonly #events: unknown[] = [];
+export class ResponseStreamListener extends ProtocolListener<ResponseState, ResponseObject, ResponseStreamEvents> {
   readonly #trace: boolean;
-  /** Values pushed, and the last one: kept without the trace too. */
-  #pushed = 0;
-  #last: unknown;
-  /** The latest lifecycle snapshot; its `output` is unused (the items below are the output). */
-  #base: ResponseSnapshot = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
-  /** Items by `output_index` (a map, so an absurd index from a broken gateway costs nothing). */
-  readonly #items = new Map<number, OutputItem>();
-  /**
-   * The items in index order, kept as they come: an item at a higher index is appended, a replaced one changes in
-   * place (`#positions`), and only a late lower index makes the next read sort (never a sort or walk per event).
-   */
-  #ordered: OutputItem[] = [];
-  readonly #positions = new Map<number, number>();
-  #unordered = false;
-  /** The highest index so far (0 when none): where an event without `output_index` or a known `item_id` goes. */
-  #lastIndex = 0;
-  /** The index of the first item holding each `item_id`, checked on use (an item may change its id). */
-  readonly #byId = new Map<string, number>();
-  /**
-   * The running snapshot is behind the items: a `.done` event corrected built text, or deltas came while nobody
-   * listened (no snapshot is kept then). Rebuilt from the items when a listener next needs it, not per event.
-   */
-  #textStale = false;
-  #summaryStale = false;
-  #reasoningStale = false;
-  readonly #calls = new Map<number, CallState>();
-  /**
-   * The slot the last delta went to, for the next delta of the same run: no lookup and no new slot per token. It
-   * holds while `#layout` is unchanged (an item or a part replaced) and the delta points at the same place.
-   */
-  #deltaSlot: TextSlot | undefined;
-  #deltaKind: TextKind | undefined;
-  #deltaOutput: unknown;
-  #deltaPart: unknown;
-  #deltaLayout = 0;
-  /** Counts the replacements of items and parts: a slot found before one may point at what is no longer there. */
-  #layout = 0;
-  #lastSequence: number | undefined;
-  /**
-   * Running snapshots for the `content` and `reasoning` events, kept only while someone listens (stale otherwise,
-   * and after a `.done` event corrected them: rebuilt from the items).
-   */
-  #text = '';
-  #summary = '';
-  /** The summary part the last summary delta went to (a new one is set apart by a blank line). */
-  #summaryItem = -1;
-  #summaryIndex = -1;
-  #reasoningText = '';
-
-  /** See the class comment. */
-  get status(): ListenerStatus {
-    return this.#status;
-  }
-
-  /** Why the stream failed (`ApiError`, `StreamIncompleteError`, ...), with `partial` set; undefined otherwise. */
-  get error(): Ai4tsError<ResponseObject> | undefined {
-    return this.#error;
-  }
 
   constructor(options: ResponseStreamListenerOptions = {}) {
-    super();
+    super(initialResponseState);
     this.#trace = options.trace ?? true;
   }
 
@@ -218,24 +236,24 @@ export class ResponseStreamListener
    * Always empty for a listener created with `trace: false`.
    */
   get events(): readonly unknown[] {
-    return this.#events;
+    return this.state.events;
   }
 
   /** The last value pushed. */
   get lastEvent(): unknown {
-    return this.#last;
+    return this.state.last;
   }
 
   /** The `sequence_number` of the last numbered event before the terminal one (where a resumed stream goes on). */
   get lastSequenceNumber(): number | undefined {
-    return this.#lastSequence;
+    return this.state.lastSequence;
   }
 
   /** The response as rebuilt so far: the latest lifecycle snapshot with the output items in `output_index` order. */
   get response(): ResponseObject {
     // A copy: the list grows in place as items arrive, and a response read earlier must not change.
     const output = [...this.#output()];
-    return { ...this.#base, output, output_text: outputTextOf(output) };
+    return { ...this.state.base, output, output_text: outputTextOf(output) };
   }
 
   /** All answer text so far: every `output_text` part of every message, in order. */
@@ -264,7 +282,7 @@ export class ResponseStreamListener
    * partial response) for data that is not JSON, and whatever `push` throws. Blank data is skipped; a gateway's
    * `[DONE]` and anything after the terminal event only join the trace.
    */
-  pushSse(sse: SseEvent): void {
+  override pushSse(sse: SseEvent): void {
     const data = sse.data;
     // Blank data is skipped; an event object (`{`, every event on the hot path) cannot be blank, so no `trim()`.
     if (data.charCodeAt(0) !== 123 && data.trim() === '') return;
@@ -272,11 +290,11 @@ export class ResponseStreamListener
     try {
       parsed = JSON.parse(data);
     } catch (cause) {
-      if (data === '[DONE]' || this.#finished()) {
+      if (data === '[DONE]' || this.hasEnded()) {
         this.push(data);
         return;
       }
-      throw this.#record(
+      throw this.record(
         new ProtocolError('The Responses stream sent data that is not JSON', { cause, line: data, partial: this.response }),
       );
     }
@@ -288,11 +306,12 @@ export class ResponseStreamListener
    * `response.failed` or an `error` event; see the class comment for what never throws.
    */
   push(data: unknown): void {
-    this.#pushed++;
-    this.#last = data;
-    if (this.#trace) this.#events.push(data);
-    if (this.#finished()) return;
-    this.#status = 'streaming';
+    const state = this.state;
+    state.pushed++;
+    state.last = data;
+    if (this.#trace) state.events.push(data);
+    if (this.hasEnded()) return;
+    this.markStreaming();
     if (!isKnownEvent(data)) {
       this.emit('unknown', data);
       return;
@@ -302,64 +321,20 @@ export class ResponseStreamListener
     if (!this.#apply(data)) this.#warn('malformed_event', `Ignored a malformed ${data.type} event`, data);
   }
 
-  /**
-   * The input ended: returns the final response after `response.completed` / `response.incomplete`. Otherwise
-   * throws: the recorded error, or (recorded now) a `StreamIncompleteError` whose `partial` is the response so far
-   * (none when nothing arrived).
-   */
-  end(): ResponseObject {
-    if (this.#status === 'completed') return this.response;
-    if (this.#error) throw this.#error;
-    throw this.fail(
-      new StreamIncompleteError<ResponseObject>(
-        'The Responses stream ended without a terminal event (response.completed, response.incomplete or response.failed)',
-      ),
+  /** The response so far: function calls keep their partial arguments. */
+  protected override partial(): ResponseObject {
+    return this.response;
+  }
+
+  protected override result(): ResponseObject {
+    return this.response;
+  }
+
+  /** No terminal event came: the stream is cut. */
+  protected override endedEarly(): StreamIncompleteError<ResponseObject> {
+    return new StreamIncompleteError<ResponseObject>(
+      'The Responses stream ended without a terminal event (response.completed, response.incomplete or response.failed)',
     );
-  }
-
-  /**
-   * Records a failure from outside the stream (a broken connection, an abort, a timeout) and returns it as an
-   * `Ai4tsError` whose `partial` is the response so far, once anything was pushed. Once failed it returns the first
-   * error; after completion it records nothing.
-   */
-  fail(error: unknown): Ai4tsError<ResponseObject> {
-    if (this.#error) return this.#error;
-    const partial = this.#status === 'pending' ? undefined : this.response;
-    const failure = toAi4tsError(error, { partial });
-    return this.#status === 'completed' ? failure : this.#record(failure);
-  }
-
-  /** Back to a new listener's state (handlers kept), for a stream sent again; see core's StreamListener. */
-  reset(): void {
-    this.#status = 'pending';
-    this.#error = undefined;
-    this.#events.length = 0;
-    this.#pushed = 0;
-    this.#last = undefined;
-    this.#base = { id: '', object: 'response', model: '', status: 'in_progress', output: [] };
-    this.#clearItems();
-    this.#textStale = false;
-    this.#summaryStale = false;
-    this.#reasoningStale = false;
-    this.#calls.clear();
-    this.#deltaSlot = undefined;
-    this.#lastSequence = undefined;
-    this.#text = '';
-    this.#summary = '';
-    this.#summaryItem = -1;
-    this.#summaryIndex = -1;
-    this.#reasoningText = '';
-  }
-
-  #finished(): boolean {
-    return this.#status === 'completed' || this.#status === 'failed';
-  }
-
-  #record(error: Ai4tsError<ResponseObject>): Ai4tsError<ResponseObject> {
-    this.#status = 'failed';
-    this.#error = error;
-    this.emit('error', { type: 'error', error });
-    return error;
   }
 
   /** Applies a known event; false when its payload is malformed (a warning, then skipped). */
@@ -389,10 +364,10 @@ export class ResponseStreamListener
       case 'error':
         // The flat shape's own `type` is the event type ('error'), not an error type. A first event that is an
         // error has no partial, as in every protocol: nothing arrived (and the stream may be retried).
-        throw this.#record(
+        throw this.record(
           ApiError.fromStreamError(
             isRecord(event.error) ? event : { ...event, type: undefined },
-            this.#pushed === 1 ? undefined : this.response,
+            this.state.pushed === 1 ? undefined : this.response,
           ),
         );
       case 'response.output_item.added':
@@ -435,9 +410,9 @@ export class ResponseStreamListener
    */
   #adopt(snapshot: ResponseSnapshot, terminal: boolean): void {
     const { output, output_text: _derived, ...fields } = snapshot;
-    this.#base = { ...this.#base, ...fields };
+    this.state.base = { ...this.state.base, ...fields };
     if (!Array.isArray(output)) return;
-    const built = this.#items.size;
+    const built = this.state.items.size;
     if (built === 0 || (terminal && output.length >= built)) {
       this.#clearItems();
       output.forEach((item, index) => {
@@ -450,28 +425,28 @@ export class ResponseStreamListener
   #terminal(event: ResponseLifecycleEvent): void {
     this.#adopt(event.response, true);
     this.#emitUsage();
-    if (event.type === 'response.failed') throw this.#record(ApiError.fromStreamError(event.response, this.response));
+    if (event.type === 'response.failed') throw this.record(ApiError.fromStreamError(event.response, this.response));
     const completed = event.type === 'response.completed';
     // A truncated turn's calls may hold partial arguments: only a completed one finishes them.
     if (completed) this.#finishPendingCalls();
-    this.#status = 'completed';
+    this.complete();
     const finishReason = toFinishReason({
       output: this.#output(),
-      incomplete_details: this.#base.incomplete_details,
+      incomplete_details: this.state.base.incomplete_details,
       status: completed ? 'completed' : 'incomplete',
     });
     this.emit('finish', { type: 'finish', finishReason, choice: 0 });
   }
 
   #emitUsage(): void {
-    const raw = this.#base.usage;
+    const raw = this.state.base.usage;
     if (isRecord(raw) && typeof raw.input_tokens === 'number') {
       this.emit('usage', { type: 'usage', usage: toChatUsage(raw), raw });
     }
   }
 
   #checkSequence(sequence: number, event: unknown): void {
-    const last = this.#lastSequence;
+    const last = this.state.lastSequence;
     if (last !== undefined && sequence !== last + 1) {
       const regression = sequence <= last;
       this.#warn(
@@ -480,7 +455,7 @@ export class ResponseStreamListener
         event,
       );
     }
-    this.#lastSequence = last === undefined ? sequence : Math.max(last, sequence);
+    this.state.lastSequence = last === undefined ? sequence : Math.max(last, sequence);
   }
 
   #warn(code: ResponseStreamWarning['code'], message: string, event: unknown): void {
@@ -491,44 +466,44 @@ export class ResponseStreamListener
 
   /** The items in `output_index` order (an index the stream skipped leaves no hole). */
   #output(): OutputItem[] {
-    if (this.#unordered) {
-      const entries = [...this.#items].sort((a, b) => a[0] - b[0]);
-      this.#ordered = entries.map(([, item]) => item);
-      this.#positions.clear();
+    if (this.state.unordered) {
+      const entries = [...this.state.items].sort((a, b) => a[0] - b[0]);
+      this.state.ordered = entries.map(([, item]) => item);
+      this.state.positions.clear();
       entries.forEach(([index], position) => {
-        this.#positions.set(index, position);
+        this.state.positions.set(index, position);
       });
-      this.#unordered = false;
+      this.state.unordered = false;
     }
-    return this.#ordered;
+    return this.state.ordered;
   }
 
   #setItem(index: number, item: OutputItem): void {
-    this.#layout++;
-    const replaced = this.#items.has(index);
-    this.#items.set(index, item);
+    this.state.layout++;
+    const replaced = this.state.items.has(index);
+    this.state.items.set(index, item);
     if (typeof item.id === 'string') {
-      const holder = this.#byId.get(item.id);
-      if (holder === undefined || this.#items.get(holder)?.id !== item.id) this.#byId.set(item.id, index);
+      const holder = this.state.byId.get(item.id);
+      if (holder === undefined || this.state.items.get(holder)?.id !== item.id) this.state.byId.set(item.id, index);
     }
-    if (this.#unordered) return;
-    const position = this.#positions.get(index);
-    if (replaced && position !== undefined) this.#ordered[position] = item;
-    else if (this.#ordered.length === 0 || index > this.#lastIndex) {
-      this.#positions.set(index, this.#ordered.length);
-      this.#ordered.push(item);
-    } else this.#unordered = true;
-    this.#lastIndex = Math.max(this.#lastIndex, index);
+    if (this.state.unordered) return;
+    const position = this.state.positions.get(index);
+    if (replaced && position !== undefined) this.state.ordered[position] = item;
+    else if (this.state.ordered.length === 0 || index > this.state.lastIndex) {
+      this.state.positions.set(index, this.state.ordered.length);
+      this.state.ordered.push(item);
+    } else this.state.unordered = true;
+    this.state.lastIndex = Math.max(this.state.lastIndex, index);
   }
 
   #clearItems(): void {
-    this.#layout++;
-    this.#items.clear();
-    this.#ordered = [];
-    this.#positions.clear();
-    this.#unordered = false;
-    this.#lastIndex = 0;
-    this.#byId.clear();
+    this.state.layout++;
+    this.state.items.clear();
+    this.state.ordered = [];
+    this.state.positions.clear();
+    this.state.unordered = false;
+    this.state.lastIndex = 0;
+    this.state.byId.clear();
   }
 
   /**
@@ -539,13 +514,13 @@ export class ResponseStreamListener
     const index = at.output_index;
     if (index !== undefined) return isIndex(index) ? index : undefined;
     const id = at.item_id;
-    const found = typeof id === 'string' ? this.#byId.get(id) : undefined;
-    return found !== undefined && this.#items.get(found)?.id === id ? found : this.#lastIndex;
+    const found = typeof id === 'string' ? this.state.byId.get(id) : undefined;
+    return found !== undefined && this.state.items.get(found)?.id === id ? found : this.state.lastIndex;
   }
 
   /** The item at `index`, created as `type` when the stream skipped its `output_item.added` (so nothing is lost). */
   #itemAt(index: number, type: PlaceholderType, at: ItemAddress): OutputItem {
-    let item = this.#items.get(index);
+    let item = this.state.items.get(index);
     if (!item) {
       item = placeholder(type, typeof at.item_id === 'string' ? at.item_id : '');
       this.#setItem(index, item);
@@ -558,13 +533,13 @@ export class ResponseStreamListener
     if (!isRecord(event.item)) return false;
     const index = this.#indexOf(event);
     if (index === undefined) return false;
-    const built = this.#items.get(index);
+    const built = this.state.items.get(index);
     const item = built ? mergeRecord(built, event.item) : copyRecord(event.item);
     if (!isOutputItem(item)) return false;
     this.#setItem(index, item);
     if (built) this.#resyncIfChanged(built, item);
     if (item.type !== 'function_call') return true;
-    if (!this.#calls.has(index)) this.#startCall(index, item);
+    if (!this.state.calls.has(index)) this.#startCall(index, item);
     if (event.type === 'response.output_item.done' && item.status !== 'incomplete') this.#finishCall(index, item);
     return true;
   }
@@ -583,14 +558,14 @@ export class ResponseStreamListener
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isMessagePart(part)) return false;
       setPart(item.content, at, part, emptyTextPart);
-      this.#layout++;
+      this.state.layout++;
     } else if (item.type === 'reasoning' && isSlot(item.content ?? [], at)) {
       item.content ??= [];
       built = item.content[at];
       part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
       if (!isReasoningTextPart(part)) return false;
       setPart(item.content, at, part, emptyReasoningText);
-      this.#layout++;
+      this.state.layout++;
     } else return false;
     if (built) this.#resyncIfChanged(built, part);
     return true;
@@ -606,7 +581,7 @@ export class ResponseStreamListener
     const part = built ? mergeRecord(built, event.part) : copyRecord(event.part);
     if (!isSummaryPart(part)) return false;
     setPart(item.summary, at, part, emptySummary);
-    this.#layout++;
+    this.state.layout++;
     if (built) this.#resyncIfChanged(built, part);
     return true;
   }
@@ -656,72 +631,74 @@ export class ResponseStreamListener
   #deltaSlotOf(kind: TextKind, event: TextAddress): TextSlot | undefined {
     const output = event.output_index;
     const part = kind === 'summary' ? event.summary_index : event.content_index;
+    const state = this.state;
     if (
-      this.#deltaSlot !== undefined &&
-      this.#deltaLayout === this.#layout &&
-      this.#deltaKind === kind &&
-      this.#deltaOutput === output &&
-      this.#deltaPart === part
+      state.deltaSlot !== undefined &&
+      state.deltaLayout === state.layout &&
+      state.deltaKind === kind &&
+      state.deltaOutput === output &&
+      state.deltaPart === part
     )
-      return this.#deltaSlot;
+      return state.deltaSlot;
     const slot = this.#slot(kind, event);
     // Only an event with its output_index is cached: one addressed by item_id may go elsewhere with the same fields.
-    this.#deltaSlot = typeof output === 'number' ? slot : undefined;
-    this.#deltaKind = kind;
-    this.#deltaOutput = output;
-    this.#deltaPart = part;
-    this.#deltaLayout = this.#layout;
+    state.deltaSlot = typeof output === 'number' ? slot : undefined;
+    state.deltaKind = kind;
+    state.deltaOutput = output;
+    state.deltaPart = part;
+    state.deltaLayout = state.layout;
     return slot;
   }
 
   /** Emits the normalized event of a delta. Objects are only built when someone listens (the hot path). */
   #streamed(kind: TextKind, slot: TextSlot, event: TextAddress, delta: string): void {
+    const state = this.state;
     switch (kind) {
       case 'output_text':
         // Nobody listens: no snapshot is kept (a second copy of the text), it is rebuilt if someone comes.
-        if (this.listenerCount('content') === 0) {
-          this.#textStale = true;
+        if (!this.hears('content')) {
+          state.textStale = true;
           return;
         }
-        if (this.#textStale) {
-          this.#textStale = false;
-          this.#text = this.outputText; // the items already hold this delta
-        } else this.#text += delta;
-        this.emit('content', { type: 'content', delta, snapshot: this.#text, choice: 0 });
+        if (state.textStale) {
+          state.textStale = false;
+          state.text = this.outputText; // the items already hold this delta
+        } else state.text += delta;
+        this.emit('content', { type: 'content', delta, snapshot: state.text, choice: 0 });
         return;
       case 'summary': {
         const part = typeof event.summary_index === 'number' ? event.summary_index : -1;
-        const newPart = slot.index !== this.#summaryItem || part !== this.#summaryIndex;
-        this.#summaryItem = slot.index;
-        this.#summaryIndex = part;
-        if (this.listenerCount('reasoning') === 0) {
-          this.#summaryStale = true;
+        const newPart = slot.index !== state.summaryItem || part !== state.summaryIndex;
+        state.summaryItem = slot.index;
+        state.summaryIndex = part;
+        if (!this.hears('reasoning')) {
+          state.summaryStale = true;
           return;
         }
-        if (this.#summaryStale) {
-          this.#summaryStale = false;
-          this.#summary = this.reasoningSummary;
+        if (state.summaryStale) {
+          state.summaryStale = false;
+          state.summary = this.reasoningSummary;
         } else {
-          if (newPart && this.#summary !== '') this.#summary += '\n\n';
-          this.#summary += delta;
+          if (newPart && state.summary !== '') state.summary += '\n\n';
+          state.summary += delta;
         }
-        this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#summary, choice: 0 });
+        this.emit('reasoning', { type: 'reasoning', delta, snapshot: state.summary, choice: 0 });
         return;
       }
       case 'reasoning_text':
-        if (this.listenerCount('reasoning') === 0) {
-          this.#reasoningStale = true;
+        if (!this.hears('reasoning')) {
+          state.reasoningStale = true;
           return;
         }
-        if (this.#reasoningStale) {
-          this.#reasoningStale = false;
-          this.#reasoningText = this.#rawReasoning();
-        } else this.#reasoningText += delta;
-        this.emit('reasoning', { type: 'reasoning', delta, snapshot: this.#reasoningText, choice: 0 });
+        if (state.reasoningStale) {
+          state.reasoningStale = false;
+          state.reasoningText = this.#rawReasoning();
+        } else state.reasoningText += delta;
+        this.emit('reasoning', { type: 'reasoning', delta, snapshot: state.reasoningText, choice: 0 });
         return;
       case 'arguments': {
-        if (this.listenerCount('tool_call.delta') === 0) return;
-        const call = this.#calls.get(slot.index);
+        if (!this.hears('tool_call.delta')) return;
+        const call = state.calls.get(slot.index);
         if (call && slot.item.type === 'function_call') {
           const id = slot.item.call_id;
           this.emit('tool_call.delta', { type: 'tool_call.delta', index: call.index, id, delta, choice: 0 });
@@ -776,7 +753,7 @@ export class ResponseStreamListener
       }
       case 'code':
       case 'mcp_arguments': {
-        const item = this.#items.get(index);
+        const item = this.state.items.get(index);
         return item && { holder: item, field: kind === 'code' ? 'code' : 'arguments', item, index };
       }
     }
@@ -786,7 +763,7 @@ export class ResponseStreamListener
   #builtIn(event: BuiltInToolCallEvent): boolean {
     const read = builtInStep(event.type);
     const index = this.#indexOf(event);
-    const item = read && index !== undefined ? this.#items.get(index) : undefined;
+    const item = read && index !== undefined ? this.state.items.get(index) : undefined;
     if (!read || !item) return false;
     if (read.field === undefined) {
       if (read.step !== 'partial_image') item.status = read.step;
@@ -799,8 +776,8 @@ export class ResponseStreamListener
   // --- function calls ------------------------------------------------------------------------------------------
 
   #startCall(index: number, item: FunctionCallItem): void {
-    const call = { index: this.#calls.size, done: false };
-    this.#calls.set(index, call);
+    const call = { index: this.state.calls.size, done: false };
+    this.state.calls.set(index, call);
     this.emit('tool_call.start', {
       type: 'tool_call.start',
       index: call.index,
@@ -811,7 +788,7 @@ export class ResponseStreamListener
   }
 
   #finishCall(index: number, item: FunctionCallItem): void {
-    const call = this.#calls.get(index);
+    const call = this.state.calls.get(index);
     if (!call || call.done) return;
     call.done = true;
     this.emit('tool_call.done', {
@@ -826,9 +803,9 @@ export class ResponseStreamListener
 
   /** On `response.completed` every function call is final, including calls first seen in the snapshot. */
   #finishPendingCalls(): void {
-    for (const [index, item] of [...this.#items].sort((a, b) => a[0] - b[0])) {
+    for (const [index, item] of [...this.state.items].sort((a, b) => a[0] - b[0])) {
       if (item.type !== 'function_call') continue;
-      if (!this.#calls.has(index)) this.#startCall(index, item);
+      if (!this.state.calls.has(index)) this.#startCall(index, item);
       this.#finishCall(index, item);
     }
   }
@@ -853,13 +830,13 @@ export class ResponseStreamListener
   /** After a `.done` item or part replaced a built one, the running snapshots follow the authoritative text. */
   #resyncIfChanged(built: unknown, next: unknown): void {
     // Nobody listening, no comparison (see #corrected): the snapshots are rebuilt if a listener comes.
-    if (this.listenerCount('content') === 0 && this.listenerCount('reasoning') === 0) this.#resync();
+    if (!this.hears('content') && !this.hears('reasoning')) this.#resync();
     else if (shownText(built) !== shownText(next)) this.#resync();
   }
 
   #resync(): void {
-    this.#textStale = true;
-    this.#summaryStale = true;
-    this.#reasoningStale = true;
+    this.state.textStale = true;
+    this.state.summaryStale = true;
+    this.state.reasoningStale = true;
   }
 }
