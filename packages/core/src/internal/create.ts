@@ -1,7 +1,7 @@
 /** The answer to a non-streaming request, read the same way by every protocol's `create`. */
 import { ApiError, isRecord, ProtocolError } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
-import { redactJsonText, toAi4tsError } from './fail.js';
+import { readJsonBody } from './json-body.js';
 import { withOwnSignal } from './signal.js';
 import type { ModelProtocol } from '../observe/call.js';
 import type { RequestOptions, Transport } from '../transport/transport.js';
@@ -52,26 +52,4 @@ export async function readCreated<Final>(response: Response, reader: CreatedRead
   const { text, json } = await readJsonBody(response, signal, secrets);
   if (isRecord(json) && json.error !== undefined && json.error !== null) throw ApiError.fromStreamError(json, undefined);
   return reader.parse(json, text);
-}
-
-/**
- * A response's JSON body, read whole with `secrets` redacted from its text: a read that breaks is the typed error
- * (an AbortError when `signal` aborted), a body that is not JSON a ProtocolError holding the text.
- */
-export async function readJsonBody(
-  response: Response,
-  signal: AbortSignal | undefined,
-  secrets: readonly string[],
-): Promise<{ text: string; json: unknown }> {
-  let text: string;
-  try {
-    text = redactJsonText(await response.text(), secrets);
-  } catch (error) {
-    throw toAi4tsError(error, { signal });
-  }
-  try {
-    return { text, json: JSON.parse(text) };
-  } catch (cause) {
-    throw new ProtocolError(`The response body is not JSON (status ${response.status})`, { cause, line: text });
-  }
 }

@@ -27,7 +27,7 @@ import {
   redactHeaders,
   redactJsonText,
 } from '../internal/fail.js';
-import { readJsonBody } from '../internal/create.js';
+import { readJsonBody } from '../internal/json-body.js';
 import { withOwnSignal } from '../internal/signal.js';
 import { type Backoff, type OnRetry, RetryPolicy, sleep } from './retry.js';
 import { readSseStream, type SseStream, type StreamResume } from './stream.js';
