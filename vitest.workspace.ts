@@ -21,6 +21,7 @@ export const alias = {
   '@ai4ts/bridge/redis': src('bridge', 'redis'),
   '@ai4ts/bridge': src('bridge'),
   '@ai4ts/testing': src('testing'),
+  '@ai4ts/test-kit': src('test-kit'),
   'ai4ts/json-schema': src('ai4ts', 'json-schema'),
   ai4ts: src('ai4ts'),
 };

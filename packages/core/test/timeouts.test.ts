@@ -8,13 +8,13 @@ import {
   Transport,
 } from '@ai4ts/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { serve, startSse, type TestServer } from './http-server.js';
+import { serve, startSse, type TestServer } from '@ai4ts/test-kit';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
   vi.unstubAllEnvs();
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -55,7 +55,7 @@ describe('resolveStreamTimeouts', () => {
 
   it('reads the environment when the request is sent: a real stall ends at its value', async () => {
     server = await serve((_req, res) => startSse(res));
-    const transport = new Transport({ baseURL: server.url, apiKey: 'sk-local', maxRetries: 0 });
+    const transport = new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', maxRetries: 0 });
     vi.stubEnv('AI4TS_FIRST_TOKEN_TIMEOUT_MS', '50');
     const stream = await transport.stream('/chat/completions', { body: {} });
     const error: unknown = await (async () => {

@@ -5,13 +5,13 @@
 import { ApiError, Transport } from '@ai4ts/core';
 import { MessageStreamListener, streamMessage } from '@ai4ts/messages';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { serve, startSse, type TestServer } from '../../core/test/http-server.js';
+import { serve, startSse, type TestServer } from '@ai4ts/test-kit';
 import { helloStream, messageStart, overloaded, ping, sseText, textBlock } from './fixtures.js';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -23,7 +23,7 @@ async function failingOnce(first: string): Promise<Transport> {
     startSse(res);
     res.end(n === 1 ? first : sseText(helloStream()));
   });
-  return new Transport({ provider: 'anthropic', baseURL: server.url, apiKey: 'sk-local', backoff: { initialMs: 1 } });
+  return new Transport({ provider: 'anthropic', baseURL: server.baseURL, apiKey: 'sk-local', backoff: { initialMs: 1 } });
 }
 
 describe('Messages stream retries before the first event', () => {

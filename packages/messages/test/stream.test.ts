@@ -1,5 +1,5 @@
 /** MessageStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
-import { describeStreamHandle, dripped, firstContent } from '../../core/test/handle-suite.js';
+import { describeStreamHandle, dripped, firstContent } from '@ai4ts/test-kit';
 import { MessageStream, MessageStreamListener } from '../src/index.js';
 import { blockStart, delta, helloStream, messageStart, overloaded, sseText } from './fixtures.js';
 

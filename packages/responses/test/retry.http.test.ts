@@ -5,13 +5,13 @@
 import { ApiError, Transport } from '@ai4ts/core';
 import { ResponseStreamListener, streamResponse } from '@ai4ts/responses';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serve, startSse, type TestServer } from '../../core/test/http-server.js';
+import { serve, startSse, type TestServer } from '@ai4ts/test-kit';
 import { messageItem, Script, textScript, toSse } from './fixtures.js';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -24,7 +24,7 @@ async function failingOnce(first: string): Promise<Transport> {
     startSse(res);
     res.end(n === 1 ? first : toSse(textScript().events));
   });
-  return new Transport({ baseURL: server.url, apiKey: 'sk-local', backoff: { initialMs: 1 } });
+  return new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', backoff: { initialMs: 1 } });
 }
 
 describe('Responses stream retries before the first event', () => {

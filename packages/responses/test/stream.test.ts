@@ -1,6 +1,6 @@
 /** ResponseStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
 import { ResponseStream, ResponseStreamListener } from '@ai4ts/responses';
-import { describeStreamHandle, dripped, firstContent } from '../../core/test/handle-suite.js';
+import { describeStreamHandle, dripped, firstContent } from '@ai4ts/test-kit';
 import { Script, textScript, toSse } from './fixtures.js';
 
 /** A handle over `sse` served block by block (see `dripped`); `arrived` resolves at the first content event. */
