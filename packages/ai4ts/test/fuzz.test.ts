@@ -14,7 +14,8 @@ import { collectResponse, ResponseStreamListener } from '@ai4ts/responses';
 import type { SseEvent } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { helloStream, sseText, thinkingTextToolStream } from '../../messages/test/fixtures.js';
+import { sseText } from '@ai4ts/test-kit';
+import { helloStream, thinkingTextToolStream } from '../../messages/test/fixtures.js';
 import { parallelCallsScript, streamOf, textScript, toSse } from '../../responses/test/fixtures.js';
 import { PROTOCOLS, type ProtocolName, record, TURNS, type TurnName } from './protocols.js';
 
@@ -171,7 +172,7 @@ beforeAll(async () => {
     const recorded = await record(TURNS[name]);
     for (const protocol of PROTOCOLS) corpus[protocol.name].push({ name: `scripted ${name}`, text: recorded[protocol.name].join('') });
   }
-  corpus.messages.push({ name: 'helloStream', text: sseText(helloStream()) }, { name: 'thinkingTextToolStream', text: sseText(thinkingTextToolStream()) });
+  corpus.messages.push({ name: 'helloStream', text: sseText(helloStream(), { named: true }) }, { name: 'thinkingTextToolStream', text: sseText(thinkingTextToolStream(), { named: true }) });
   corpus.responses.push({ name: 'parallelCallsScript', text: toSse(parallelCallsScript().events) }, { name: 'textScript', text: toSse(textScript().events) });
 });
 
