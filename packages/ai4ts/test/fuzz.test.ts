@@ -14,9 +14,9 @@ import { collectResponse, ResponseStreamListener } from '@ai4ts/responses';
 import type { SseEvent } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sseText } from '@ai4ts/test-kit';
+import { sseText, streamOf } from '@ai4ts/test-kit';
 import { helloStream, thinkingTextToolStream } from '../../messages/test/fixtures.js';
-import { parallelCallsScript, streamOf, textScript, toSse } from '../../responses/test/fixtures.js';
+import { parallelCallsScript, textScript } from '../../responses/test/fixtures.js';
 import { PROTOCOLS, type ProtocolName, record, TURNS, type TurnName } from './protocols.js';
 
 const RUNS = Number(process.env.AI4TS_FUZZ_RUNS ?? 30);
@@ -173,7 +173,7 @@ beforeAll(async () => {
     for (const protocol of PROTOCOLS) corpus[protocol.name].push({ name: `scripted ${name}`, text: recorded[protocol.name].join('') });
   }
   corpus.messages.push({ name: 'helloStream', text: sseText(helloStream(), { named: true }) }, { name: 'thinkingTextToolStream', text: sseText(thinkingTextToolStream(), { named: true }) });
-  corpus.responses.push({ name: 'parallelCallsScript', text: toSse(parallelCallsScript().events) }, { name: 'textScript', text: toSse(textScript().events) });
+  corpus.responses.push({ name: 'parallelCallsScript', text: sseText(parallelCallsScript().events, { named: true }) }, { name: 'textScript', text: sseText(textScript().events, { named: true }) });
 });
 
 /** Arguments as providers stream them: JSON of any values, sometimes with every non-ASCII character escaped. */
