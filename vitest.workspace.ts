@@ -22,6 +22,7 @@ export const alias = {
   '@ai4ts/gateway/redis': src('gateway', 'redis'),
   '@ai4ts/gateway': src('gateway'),
   '@ai4ts/testing': src('testing'),
+  '@ai4ts/test-kit': src('test-kit'),
   'ai4ts/json-schema': src('ai4ts', 'json-schema'),
   ai4ts: src('ai4ts'),
 };

@@ -22,6 +22,7 @@ const { workspaces } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8
 const entries = [];
 for (const dir of workspaces) {
   const pkg = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+  if (pkg.private) continue; // a private workspace (the test kit) is never built nor published
   for (const subpath of Object.keys(pkg.exports ?? { '.': pkg.main })) entries.push(`${pkg.name}${subpath.slice(1)}`);
 }
 

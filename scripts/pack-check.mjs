@@ -43,7 +43,10 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
 
 // 1. Pack every workspace.
-const { workspaces } = readJson(join(root, 'package.json'));
+// The published workspaces: a private one (the test kit) is never built nor packed.
+const workspaces = readJson(join(root, 'package.json')).workspaces.filter(
+  (dir) => !readJson(join(root, dir, 'package.json')).private,
+);
 const manifests = workspaces.map((dir) => readJson(join(root, dir, 'package.json')));
 const versions = new Map(manifests.map((pkg) => [pkg.name, pkg.version]));
 const tarballDir = join(work, 'tarballs');

@@ -21,7 +21,7 @@ import {
 } from 'ai4ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { serve, type TestServer } from '../../core/test/http-server.js';
+import { serve, type TestServer } from '@ai4ts/test-kit';
 import { PROTOCOLS, type Protocol, type ProtocolName, type Recording, record, TURNS, textOf } from './protocols.js';
 
 let recorded: Record<'text' | 'tools', Record<ProtocolName, Recording>>;
@@ -33,7 +33,7 @@ beforeAll(async () => {
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -53,7 +53,7 @@ function client(options: Ai4tsOptions = {}): Ai4ts {
   if (!server) throw new Error('start the server first');
   return new Ai4ts({
     provider: 'openai-compatible',
-    baseURL: server.url,
+    baseURL: server.baseURL,
     apiKey: 'sk-faults-0123456789',
     backoff: { initialMs: 1, maxMs: 1 },
     ...options,
@@ -162,7 +162,7 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
         const where = `cut after ${cut} of ${blocks().length} events, before ${blocks()[cut]}`;
         expectCut(outcome, cut, where);
         await server?.socketsClosed();
-        await server?.stop();
+        await server?.close();
       }
     });
 
@@ -179,7 +179,7 @@ describe.each(PROTOCOLS)('faults over real sockets: $name', (protocol) => {
         const where = `cut inside event ${cut} of ${blocks().length}: ${head}`;
         expectCut(outcome, cut, where);
         await server?.socketsClosed();
-        await server?.stop();
+        await server?.close();
       }
     });
 

@@ -14,8 +14,9 @@ import { collectResponse, ResponseStreamListener } from '@ai4ts/responses';
 import type { SseEvent } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { helloStream, sseText, thinkingTextToolStream } from '../../messages/test/fixtures.js';
-import { parallelCallsScript, streamOf, textScript, toSse } from '../../responses/test/fixtures.js';
+import { splitAt, sseText, streamOf } from '@ai4ts/test-kit';
+import { helloStream, thinkingTextToolStream } from '../../messages/test/fixtures.js';
+import { parallelCallsScript, textScript } from '../../responses/test/fixtures.js';
 import { PROTOCOLS, type ProtocolName, record, TURNS, type TurnName } from './protocols.js';
 
 const RUNS = Number(process.env.AI4TS_FUZZ_RUNS ?? 30);
@@ -37,14 +38,6 @@ interface Target {
   /** The arguments each call ended with, by id, read from the collected result. */
   argumentsOf(result: unknown): Record<string, unknown>;
 }
-
-const sse = (events: readonly unknown[], named: boolean) =>
-  events
-    .map((event) => {
-      const type = named && typeof event === 'object' && event !== null ? Reflect.get(event, 'type') : undefined;
-      return `${typeof type === 'string' ? `event: ${type}\n` : ''}data: ${typeof event === 'string' ? event : JSON.stringify(event)}\n\n`;
-    })
-    .join('');
 
 /** The ids of `calls` in the order their fragments are sent: `order` picks, from the calls with fragments left. */
 function schedule(calls: readonly { id: string; fragments: readonly string[] }[], order: readonly number[]) {
@@ -74,7 +67,7 @@ const TARGETS: Record<ProtocolName, Target> = {
       for (const { call, fragment } of schedule(calls, order)) {
         events.push(chunk({ tool_calls: [{ index: call, function: { arguments: fragment } }] }));
       }
-      return sse([...events, chunk({}, 'tool_calls'), '[DONE]'], false);
+      return sseText([...events, chunk({}, 'tool_calls'), '[DONE]']);
     },
     argumentsOf(result) {
       const calls = Reflect.get(Reflect.get(Reflect.get(result as object, 'choices')[0], 'message'), 'tool_calls') as { id: string; function: { arguments: string } }[];
@@ -99,7 +92,7 @@ const TARGETS: Record<ProtocolName, Target> = {
         events.push(add('response.function_call_arguments.delta', { item_id: `fc_${call}`, output_index: call, delta: fragment }));
       }
       // No `.done` events and an empty final output: the arguments can only come from merging the deltas.
-      return sse([...events, add('response.completed', { response: response('completed', []) })], true);
+      return sseText([...events, add('response.completed', { response: response('completed', []) })], { named: true });
     },
     argumentsOf(result) {
       const output = Reflect.get(result as object, 'output') as { type: string; call_id: string; arguments: string }[];
@@ -122,7 +115,7 @@ const TARGETS: Record<ProtocolName, Target> = {
         events.push({ type: 'content_block_stop', index });
       });
       events.push({ type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 2 } }, { type: 'message_stop' });
-      return sse(events, true);
+      return sseText(events, { named: true });
     },
     argumentsOf(result) {
       const content = Reflect.get(result as object, 'content') as { type: string; id: string; input: unknown }[];
@@ -130,18 +123,6 @@ const TARGETS: Record<ProtocolName, Target> = {
     },
   },
 };
-
-/** `bytes` cut at the given offsets (any byte: inside a character, a line ending, a field name). */
-function cutAt(bytes: Uint8Array, offsets: readonly number[]): Uint8Array[] {
-  const cuts = [...new Set(offsets.map((offset) => offset % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let from = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    if (cut > from) out.push(bytes.subarray(from, cut));
-    from = cut;
-  }
-  return out;
-}
 
 /** What a collection came to, comparable across runs: the result, or the error's class, message and partial. */
 async function outcome(collect: Promise<unknown>): Promise<unknown> {
@@ -171,8 +152,8 @@ beforeAll(async () => {
     const recorded = await record(TURNS[name]);
     for (const protocol of PROTOCOLS) corpus[protocol.name].push({ name: `scripted ${name}`, text: recorded[protocol.name].join('') });
   }
-  corpus.messages.push({ name: 'helloStream', text: sseText(helloStream()) }, { name: 'thinkingTextToolStream', text: sseText(thinkingTextToolStream()) });
-  corpus.responses.push({ name: 'parallelCallsScript', text: toSse(parallelCallsScript().events) }, { name: 'textScript', text: toSse(textScript().events) });
+  corpus.messages.push({ name: 'helloStream', text: sseText(helloStream(), { named: true }) }, { name: 'thinkingTextToolStream', text: sseText(thinkingTextToolStream(), { named: true }) });
+  corpus.responses.push({ name: 'parallelCallsScript', text: sseText(parallelCallsScript().events, { named: true }) }, { name: 'textScript', text: sseText(textScript().events, { named: true }) });
 });
 
 /** Arguments as providers stream them: JSON of any values, sometimes with every non-ASCII character escaped. */
@@ -201,7 +182,7 @@ describe.each(PROTOCOLS)('fuzz: $name', ({ name }) => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom('lf', 'crlf', 'cr') as fc.Arbitrary<keyof typeof endings>, fc.array(fc.nat(), { maxLength: 40 }), async (ending, offsets) => {
           const bytes = new TextEncoder().encode(endings[ending]);
-          expect(await outcome(target.collect(streamOf(cutAt(bytes, offsets)))), stream).toEqual(whole);
+          expect(await outcome(target.collect(streamOf(splitAt(bytes, offsets.map((offset) => offset % (bytes.length + 1)))))), stream).toEqual(whole);
         }),
         budget,
       );

@@ -3,6 +3,7 @@
  * to read the text out of its events and its `partial`, the shape of its in-stream error frame, and its streams as
  * the scripted model (@ai4ts/testing, proven against the official clients) sends them, recorded byte for byte.
  */
+import { sseFrame } from '@ai4ts/test-kit';
 import { startMockModel, type MockTurn } from '@ai4ts/testing';
 import type { Ai4ts, RequestOptions, Tool, ToolLoopStream } from 'ai4ts';
 
@@ -50,7 +51,7 @@ export const PROTOCOLS: readonly Protocol[] = [
     loop: (client, tools, options) => widen(client.chat.stream({ model: 'm', messages: prompt, tools }, options)),
     eventText: (data) => stringAt(data, 'choices', 0, 'delta', 'content'),
     text: (result) => stringAt(result, 'choices', 0, 'message', 'content'),
-    errorFrame: (code, message) => `data: ${JSON.stringify({ error: { message, type: code, code } })}\n\n`,
+    errorFrame: (code, message) => sseFrame({ error: { message, type: code, code } }),
     completesAfter: (blocks) => blocks.findLastIndex((block) => valueAt(blockData(block), 'choices', 0, 'finish_reason')) + 1,
   },
   {
@@ -61,8 +62,7 @@ export const PROTOCOLS: readonly Protocol[] = [
     loop: (client, tools, options) => widen(client.responses.stream({ model: 'm', input: 'Hi', tools }, options)),
     eventText: (data) => (stringAt(data, 'type') === 'response.output_text.delta' ? stringAt(data, 'delta') : ''),
     text: (result) => stringAt(result, 'output_text'),
-    errorFrame: (code, message) =>
-      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: 999, code, message, param: null })}\n\n`,
+    errorFrame: (code, message) => sseFrame({ type: 'error', sequence_number: 999, code, message, param: null }, 'error'),
     completesAfter: (blocks) => blocks.length,
   },
   {
@@ -78,8 +78,7 @@ export const PROTOCOLS: readonly Protocol[] = [
       if (!Array.isArray(content)) return undefined;
       return content.map((block) => (stringAt(block, 'type') === 'text' ? stringAt(block, 'text') : '')).join('');
     },
-    errorFrame: (code, message) =>
-      `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: code, message } })}\n\n`,
+    errorFrame: (code, message) => sseFrame({ type: 'error', error: { type: code, message } }, 'error'),
     completesAfter: (blocks) => blocks.length,
   },
 ];

@@ -3,11 +3,10 @@
  * protocol, searched in String(), JSON.stringify(), the stack, util.inspect(depth 10) and the cause chain. The
  * Transport redacts server data once, before any listener, collector or error sees it.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { Ai4ts, Ai4tsError } from 'ai4ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, sseFrame, type TestServer } from '@ai4ts/test-kit';
 
 const KEY = 'sk-test-SECRET-0123456789abcdef';
 const ESCAPED = JSON.stringify(KEY).slice(1, -1);
@@ -21,26 +20,22 @@ interface Canned {
   headers?: Record<string, string>;
 }
 
-let server: Server;
+let server: TestServer;
 let baseURL = '';
 let next: Canned = { type: 'application/json', body: '{}' };
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.once('end', () => {
-      res.writeHead(next.status ?? 200, { 'content-type': next.type, ...next.headers });
-      res.end(next.body);
-    });
+  server = await serve((_req, res) => {
+    res.writeHead(next.status ?? 200, { 'content-type': next.type, ...next.headers });
+    res.end(next.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  baseURL = server.baseURL;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server.close());
 
 const client = () => new Ai4ts({ provider: 'openai-compatible', baseURL, apiKey: KEY, maxRetries: 0 });
-const sse = (...events: [string | undefined, string][]) =>
-  events.map(([event, data]) => `${event ? `event: ${event}\n` : ''}data: ${data}\n\n`).join('');
+/** Frames as `[event, data]`: the data as sent, JSON or not. */
+const sse = (...frames: [string | undefined, string][]) => frames.map(([event, data]) => sseFrame(data, event)).join('');
 
 /** Every way an error can be looked at; none may show the key. */
 function expectNoKey(error: unknown): void {

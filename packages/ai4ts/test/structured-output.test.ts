@@ -13,7 +13,7 @@ import {
 } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { expectMonotone, within } from '../../core/test/within.js';
+import { expectMonotone, within } from '@ai4ts/test-kit';
 
 const City = z
   .object({

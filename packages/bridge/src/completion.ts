@@ -3,6 +3,7 @@
  * writer's state, and the `partial` every reader error carries.
  */
 import type { FinishReason, Usage } from '@ai4ts/core';
+import { assertNever } from '@ai4ts/core/internal';
 import type { BridgeEvent } from './events.js';
 
 /**
@@ -144,6 +145,14 @@ export class CompletionBuilder {
         this.messageId = event.messageId ?? this.messageId;
         if (event.type === 'done' && !this.#summedUsage && event.usage) this.usage = event.usage;
         break;
+      // No field of a completion holds these; a reader throws an `error` event's error itself.
+      case 'tool.progress':
+      case 'reasoning.signature':
+      case 'unknown':
+      case 'error':
+        break;
+      default:
+        assertNever(event);
     }
   }
 

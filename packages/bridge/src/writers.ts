@@ -4,7 +4,7 @@
  * after output began it is written into the stream, and the stream ends without its success terminator.
  */
 import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError, TimeoutError } from '@ai4ts/core';
-import { toAi4tsError } from '@ai4ts/core/internal';
+import { assertNever, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import { type BridgeCompletion, CompletionBuilder, type CompletionOptions } from './completion.js';
 import type { BridgeEvent } from './events.js';
@@ -122,6 +122,18 @@ export async function* toOpenAISse(
             delta = { daemon_tools: [result] };
           }
           break;
+        // No delta: `state` folded them in above, and the last chunk writes its usage, finish and session.
+        case 'usage':
+        case 'finish':
+        case 'start':
+        case 'done':
+        // No Chat Completions field carries these.
+        case 'tool.progress':
+        case 'reasoning.signature':
+        case 'unknown':
+          break;
+        default:
+          assertNever(event);
       }
       if (!delta) continue;
       yield deltaChunk(began ? delta : { role: 'assistant', ...delta });

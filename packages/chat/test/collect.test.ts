@@ -10,27 +10,10 @@ import {
 import { type ChatCompletion, ChatStreamListener, collectChatCompletion } from '@ai4ts/chat';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunk, finish, sse, toolChunk } from './helpers.js';
+import { splitAt, sseText, streamOf } from '@ai4ts/test-kit';
+import { chunk, finish, toolChunk } from './helpers.js';
 
 const encoder = new TextEncoder();
-
-/** A ReadableStream of `bytes` cut at the given offsets. */
-function streamOf(bytes: Uint8Array, cuts: number[] = []): ReadableStream<Uint8Array> {
-  const points = [...new Set(cuts.filter((c) => c > 0 && c < bytes.length))].sort((a, b) => a - b);
-  const pieces: Uint8Array[] = [];
-  let from = 0;
-  for (const p of [...points, bytes.length]) {
-    pieces.push(bytes.slice(from, p));
-    from = p;
-  }
-  return new ReadableStream({
-    pull(controller) {
-      const next = pieces.shift();
-      if (next) controller.enqueue(next);
-      else controller.close();
-    },
-  });
-}
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -44,7 +27,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 const partialOf = (error: unknown) => (error as { partial: ChatCompletion }).partial;
 
 /** A stream with everything: reasoning, multi-byte text, a tool call whose arguments hold escapes and emoji. */
-const RICH = `${sse(
+const RICH = `${sseText([
   chunk({ role: 'assistant', content: null, reasoning_content: 'Überlegung: 東京 ' }),
   chunk({ reasoning_content: '🤔' }),
   chunk({ content: 'Voilà — 答え 😀' }),
@@ -52,7 +35,7 @@ const RICH = `${sse(
   toolChunk({ index: 0, function: { arguments: '😀"}' } }),
   finish('tool_calls'),
   { id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } },
-)}data: [DONE]\n\n`;
+])}data: [DONE]\n\n`;
 
 const RICH_COMPLETION: ChatCompletion = {
   id: 'chatcmpl-1',
@@ -83,7 +66,7 @@ describe('collectChatCompletion', () => {
     const bytes = encoder.encode(RICH);
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), async (cuts) => {
-        expect(await collectChatCompletion(streamOf(bytes, cuts))).toEqual(RICH_COMPLETION);
+        expect(await collectChatCompletion(streamOf(splitAt(bytes, cuts)))).toEqual(RICH_COMPLETION);
       }),
       { numRuns: 150 },
     );
@@ -99,29 +82,29 @@ describe('collectChatCompletion', () => {
   });
 
   it('Ollama: a stream that ends after its finish_reason without [DONE] is complete', async () => {
-    const completion = await collectChatCompletion(sse(chunk({ role: 'assistant', content: 'Hi' }), finish('stop')));
+    const completion = await collectChatCompletion(sseText([chunk({ role: 'assistant', content: 'Hi' }), finish('stop')]));
     expect(completion.choices[0]?.message.content).toBe('Hi');
   });
 
   it('a stream cut before its finish_reason throws StreamIncompleteError with the partial completion', async () => {
-    const error = await rejection(collectChatCompletion(sse(chunk({ content: 'Half an ans' }))));
+    const error = await rejection(collectChatCompletion(sseText([chunk({ content: 'Half an ans' })])));
     expect(error).toBeInstanceOf(StreamIncompleteError);
     expect(partialOf(error).choices[0]?.message.content).toBe('Half an ans');
     expect(partialOf(error).choices[0]?.finish_reason).toBeNull();
   });
 
   it('text held back as a possible <think> tag is in the partial of a cut stream', async () => {
-    const error = await rejection(collectChatCompletion(sse(chunk({ content: 'a <' }))));
+    const error = await rejection(collectChatCompletion(sseText([chunk({ content: 'a <' })])));
     expect(partialOf(error).choices[0]?.message.content).toBe('a <');
   });
 
   it('[DONE] without any finish_reason is still incomplete', async () => {
-    const error = await rejection(collectChatCompletion(`${sse(chunk({ content: 'x' }))}data: [DONE]\n\n`));
+    const error = await rejection(collectChatCompletion(`${sseText([chunk({ content: 'x' })])}data: [DONE]\n\n`));
     expect(error).toBeInstanceOf(StreamIncompleteError);
   });
 
   it('OpenRouter: data: {"error":{...}} after HTTP 200 throws ApiError with code and partial', async () => {
-    const text = sse(chunk({ content: 'So far' }), { error: { message: 'Upstream timed out', type: 'upstream_error', code: 'timeout' } });
+    const text = sseText([chunk({ content: 'So far' }), { error: { message: 'Upstream timed out', type: 'upstream_error', code: 'timeout' } }]);
     const error = await rejection(collectChatCompletion(text));
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('timeout');
@@ -131,12 +114,12 @@ describe('collectChatCompletion', () => {
   });
 
   it('{"error":{...}} without code: ApiError.code is error.type', async () => {
-    const error = await rejection(collectChatCompletion(sse({ error: { message: 'bad', type: 'invalid_request_error' } })));
+    const error = await rejection(collectChatCompletion(sseText([{ error: { message: 'bad', type: 'invalid_request_error' } }])));
     expect((error as ApiError).code).toBe('invalid_request_error');
   });
 
   it('vLLM / SGLang: event: error with flat {code, message} throws ApiError with the code', async () => {
-    const text = `${sse(chunk({ content: 'abc' }))}event: error\ndata: {"code":"context_length_exceeded","message":"too long"}\n\n`;
+    const text = `${sseText([chunk({ content: 'abc' })])}event: error\ndata: {"code":"context_length_exceeded","message":"too long"}\n\n`;
     const error = await rejection(collectChatCompletion(text));
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('context_length_exceeded');
@@ -145,20 +128,20 @@ describe('collectChatCompletion', () => {
   });
 
   it('unparseable data throws ProtocolError with the offending line and the partial', async () => {
-    const error = await rejection(collectChatCompletion(`${sse(chunk({ content: 'ok' }))}data: {"choices": [\n\n`));
+    const error = await rejection(collectChatCompletion(`${sseText([chunk({ content: 'ok' })])}data: {"choices": [\n\n`));
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).line).toBe('{"choices": [');
     expect(partialOf(error).choices[0]?.message.content).toBe('ok');
   });
 
   it('an event larger than maxEventSize is a ProtocolError', async () => {
-    const big = sse(chunk({ content: 'x'.repeat(5000) }), finish('stop'));
-    const error = await rejection(collectChatCompletion(streamOf(encoder.encode(big), [100, 200]), { maxEventSize: 1000 }));
+    const big = sseText([chunk({ content: 'x'.repeat(5000) }), finish('stop')]);
+    const error = await rejection(collectChatCompletion(streamOf(splitAt(encoder.encode(big), [100, 200])), { maxEventSize: 1000 }));
     expect(error).toBeInstanceOf(ProtocolError);
   });
 
   it('keeps the text before an oversized event when the whole stream comes as one string', async () => {
-    const stream = sse(chunk({ content: 'kept' }), chunk({ content: 'x'.repeat(5000) }), finish('stop'));
+    const stream = sseText([chunk({ content: 'kept' }), chunk({ content: 'x'.repeat(5000) }), finish('stop')]);
     const error = await rejection(collectChatCompletion(stream, { maxEventSize: 1000 }));
     expect(error).toBeInstanceOf(ProtocolError);
     expect(partialOf(error).choices[0]?.message.content).toBe('kept');
@@ -170,7 +153,7 @@ describe('collectChatCompletion', () => {
       pull(controller) {
         if (!sent) {
           sent = true;
-          controller.enqueue(encoder.encode(sse(chunk({ content: 'before the break' }))));
+          controller.enqueue(encoder.encode(sseText([chunk({ content: 'before the break' })])));
         } else controller.error(new TypeError('terminated'));
       },
     });
@@ -187,7 +170,7 @@ describe('collectChatCompletion', () => {
       pull(c) {
         if (!sent) {
           sent = true;
-          c.enqueue(encoder.encode(sse(chunk({ content: 'first' }))));
+          c.enqueue(encoder.encode(sseText([chunk({ content: 'first' })])));
         }
         // then never answers
       },
@@ -204,7 +187,7 @@ describe('collectChatCompletion', () => {
   });
 
   it('thinkTags option and a caller-provided listener receive the events', async () => {
-    const text = sse(chunk({ content: '<think>hm</think>ok' }), finish('stop'));
+    const text = sseText([chunk({ content: '<think>hm</think>ok' }), finish('stop')]);
     expect((await collectChatCompletion(text, { thinkTags: false })).choices[0]?.message.content).toBe('<think>hm</think>ok');
     const listener = new ChatStreamListener();
     const reasoning: string[] = [];
@@ -216,7 +199,7 @@ describe('collectChatCompletion', () => {
 
   it('status: a length finish is a completed stream; [DONE] completes, and after it input is ignored', async () => {
     const listener = new ChatStreamListener();
-    const text = `${sse(chunk({ content: 'cut sh' }), finish('length'))}data: [DONE]\n\n${sse(chunk({ content: 'late' }))}`;
+    const text = `${sseText([chunk({ content: 'cut sh' }), finish('length')])}data: [DONE]\n\n${sseText([chunk({ content: 'late' })])}`;
     const completion = await collectChatCompletion(text, { listener });
     expect(listener.status).toBe('completed');
     expect(completion.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: 'cut sh' } });
@@ -272,14 +255,14 @@ async function* iterate<T>(pieces: T[]): AsyncGenerator<T> {
 
 /** SSE blocks a provider may send, good and bad, in any order. */
 const block = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 8 }).map((text) => sse(chunk({ content: text }))),
-  fc.constant(sse(chunk({ reasoning_content: 'Überlegung 東京 ' }))),
-  fc.constant(sse(toolChunk({ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"t":"😀' } }))),
-  fc.constant(sse(toolChunk({ index: 0, function: { arguments: '\\u00e9"}' } }))),
-  fc.constant(sse(finish('stop'))),
-  fc.constant(sse(finish('length'))),
-  fc.constant(sse({ id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } })),
-  fc.constant(sse({ error: { message: 'Upstream timed out', code: 'timeout' } })),
+  fc.string({ unit: 'grapheme', maxLength: 8 }).map((text) => sseText([chunk({ content: text })])),
+  fc.constant(sseText([chunk({ reasoning_content: 'Überlegung 東京 ' })])),
+  fc.constant(sseText([toolChunk({ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"t":"😀' } })])),
+  fc.constant(sseText([toolChunk({ index: 0, function: { arguments: '\\u00e9"}' } })])),
+  fc.constant(sseText([finish('stop')])),
+  fc.constant(sseText([finish('length')])),
+  fc.constant(sseText([{ id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }])),
+  fc.constant(sseText([{ error: { message: 'Upstream timed out', code: 'timeout' } }])),
   fc.constant('event: error\ndata: {"code":"context_length_exceeded","message":"too long"}\n\n'),
   fc.constant('data: {"choices": [\n\n'),
   fc.constant('data: [DONE]\n\n'),
@@ -289,7 +272,7 @@ const block = fc.oneof(
 describe('collectChatCompletion: every StreamSource form', () => {
   it('a string, web streams of bytes and of text, async iterables and a Response give the same result and partial', async () => {
     const firstIsError: [string[], number[]] = [
-      [sse({ error: { message: 'quota', code: 'insufficient_quota' } }), sse(chunk({ content: 'never' }))],
+      [sseText([{ error: { message: 'quota', code: 'insufficient_quota' } }]), sseText([chunk({ content: 'never' })])],
       [3],
     ];
     await fc.assert(
@@ -310,7 +293,7 @@ describe('collectChatCompletion: every StreamSource form', () => {
   });
 
   it('a stream whose first event is an error is an ApiError without a partial (nothing arrived), in every form', async () => {
-    const text = sse({ error: { message: 'quota', code: 'insufficient_quota' } }, chunk({ content: 'never' }));
+    const text = sseText([{ error: { message: 'quota', code: 'insufficient_quota' } }, chunk({ content: 'never' })]);
     const expected = { error: 'ApiError', message: 'quota', partial: undefined };
     expect(await outcome(text)).toEqual(expected);
     expect(await outcome(new Response(text))).toEqual(expected);

@@ -59,8 +59,3 @@ export function ofType<T extends ChatStreamEvent['type']>(
 ): Extract<ChatStreamEvent, { type: T }>[] {
   return events.filter((e): e is Extract<ChatStreamEvent, { type: T }> => e.type === type);
 }
-
-/** SSE text of the given data payloads (objects are JSON-encoded), without a trailing [DONE]. */
-export function sse(...payloads: unknown[]): string {
-  return payloads.map((p) => `data: ${typeof p === 'string' ? p : JSON.stringify(p)}\n\n`).join('');
-}

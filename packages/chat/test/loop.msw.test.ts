@@ -5,7 +5,8 @@ import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
-import { chunk, finish, sse, toolChunk } from './helpers.js';
+import { sseText } from '@ai4ts/test-kit';
+import { chunk, finish, toolChunk } from './helpers.js';
 
 const BASE = 'http://loop.test/v1';
 const server = setupServer();
@@ -20,7 +21,7 @@ const usage = (prompt: number, completion: number) => ({
 });
 
 /** Step 1: two parallel calls whose argument fragments interleave by index; step 2: the answer. */
-const STEP_1 = sse(
+const STEP_1 = sseText([
   toolChunk({ index: 0, id: 'call_p', type: 'function', function: { name: 'get_weather', arguments: '' } }),
   toolChunk({ index: 1, id: 'call_z', type: 'function', function: { name: 'get_weather', arguments: '{"ci' } }),
   toolChunk({ index: 0, function: { arguments: '{"city":"Pa' } }),
@@ -29,8 +30,8 @@ const STEP_1 = sse(
   toolChunk({ index: 1, function: { arguments: 'rich"}' } }),
   finish('tool_calls'),
   usage(10, 5),
-);
-const STEP_2 = sse(chunk({ role: 'assistant', content: 'Zürich is warmer.' }), finish('stop'), usage(30, 4));
+]);
+const STEP_2 = sseText([chunk({ role: 'assistant', content: 'Zürich is warmer.' }), finish('stop'), usage(30, 4)]);
 
 it('runs a two-step loop with interleaved parallel calls and sends the exact follow-up body (msw)', async () => {
   const bodies: Record<string, unknown>[] = [];
@@ -96,11 +97,11 @@ const weather = defineTool({
   execute: async ({ city }) => ({ city, celsius: 20 }),
 });
 const ask = { role: 'user' as const, content: 'Weather?' };
-const ANSWER = `${sse(chunk({ role: 'assistant', content: 'Warm.' }), finish('stop'))}data: [DONE]\n\n`;
+const ANSWER = `${sseText([chunk({ role: 'assistant', content: 'Warm.' }), finish('stop')])}data: [DONE]\n\n`;
 
 it('Gemini: the thought_signature on a tool call goes back on that call, exactly, in the second request', async () => {
   // Gemini's OpenAI-compatible stream: the whole call in one chunk, no `index`, the finish in the same chunk.
-  const gemini = `${sse({
+  const gemini = `${sseText([{
     id: 'gem-1',
     object: 'chat.completion.chunk',
     created: 1700000000,
@@ -123,7 +124,7 @@ it('Gemini: the thought_signature on a tool call goes back on that call, exactly
       },
     ],
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  })}data: [DONE]\n\n`;
+  }])}data: [DONE]\n\n`;
   const seen = serveSteps(gemini, ANSWER);
   const result = await runChatToolLoop(transport(), { model: 'gemini-2.5-flash', messages: [ask], tools: [weather] });
 
@@ -160,7 +161,7 @@ it('OpenRouter: reasoning_details arriving across deltas go back concatenated on
   });
   const text = (t: string) => ({ type: 'reasoning.text', text: t, format: 'google-gemini-v1', index: 0 });
   const encrypted = { type: 'reasoning.encrypted', data: 'CiQBVKhc7g==', id: 'tool_0', format: 'google-gemini-v1', index: 1 };
-  const openrouter = `${sse(
+  const openrouter = `${sseText([
     delta({ role: 'assistant', content: '', reasoning: 'Let me', reasoning_details: [text('Let me')] }),
     delta({ role: 'assistant', content: '', reasoning: ' check.', reasoning_details: [text(' check.')] }),
     delta({
@@ -172,7 +173,7 @@ it('OpenRouter: reasoning_details arriving across deltas go back concatenated on
     }),
     delta({ role: 'assistant', content: '' }, 'tool_calls'),
     { ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 8, total_tokens: 17 } },
-  )}data: [DONE]\n\n`;
+  ])}data: [DONE]\n\n`;
   const seen = serveSteps(openrouter, ANSWER);
   const result = await runChatToolLoop(
     transport(),
@@ -199,10 +200,10 @@ it('OpenRouter: reasoning_details arriving across deltas go back concatenated on
 });
 
 it('loop mode: no loop field and no empty tools reach the wire; per-request options apply to every step', async () => {
-  const step1 = `${sse(
+  const step1 = `${sseText([
     toolChunk({ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }),
     finish('tool_calls'),
-  )}data: [DONE]\n\n`;
+  ])}data: [DONE]\n\n`;
   const seen = serveSteps(step1, ANSWER);
   const steps: number[] = [];
   const result = await runChatToolLoop(
@@ -234,7 +235,7 @@ it('loop mode: no loop field and no empty tools reach the wire; per-request opti
 });
 
 it('options.signal aborts the loop with an AbortError', async () => {
-  serveSteps(sse(chunk({ content: 'never finishes' })));
+  serveSteps(sseText([chunk({ content: 'never finishes' })]));
   const controller = new AbortController();
   const stream = streamChatToolLoop(transport(), { model: 'm', messages: [ask], tools: [weather] }, { signal: controller.signal });
   stream.on('content', () => controller.abort());

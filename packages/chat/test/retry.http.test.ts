@@ -7,13 +7,13 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, ConnectionError, resolveProvider, StreamIncompleteError, TimeoutError, Transport, type TransportOptions } from '@ai4ts/core';
 import { type ChatStream, ChatStreamListener, streamChatCompletion } from '@ai4ts/chat';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { serve, sseEvent, startSse, type TestServer } from '../../core/test/http-server.js';
+import { serve, sseFrame, startSse, type TestServer } from '@ai4ts/test-kit';
 import { chunk, finish } from './helpers.js';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -22,13 +22,13 @@ const request = { model: 'test-model', messages: [{ role: 'user' as const, conte
 /** A whole answer saying `text`. */
 function answer(res: ServerResponse, text: string): void {
   startSse(res);
-  res.end(`${sseEvent(chunk({ content: text }))}${sseEvent(finish('stop'))}data: [DONE]\n\n`);
+  res.end(`${sseFrame(chunk({ content: text }))}${sseFrame(finish('stop'))}data: [DONE]\n\n`);
 }
 
 /** A server whose request `n` gets `first(res)` when n is 1, and the answer `attempt n` after. */
 async function failingOnce(first: (res: ServerResponse) => void, options: TransportOptions = {}): Promise<Transport> {
   server = await serve((_req, res, n) => (n === 1 ? first(res) : answer(res, `attempt ${n}`)));
-  return new Transport({ baseURL: server.url, apiKey: 'sk-local', backoff: { initialMs: 1 }, ...options });
+  return new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', backoff: { initialMs: 1 }, ...options });
 }
 
 /** Runs the stream and records its retry events. */
@@ -79,7 +79,7 @@ describe('chat stream retries before the first event', () => {
   it('a first event that is a server_error is sent again', async () => {
     const transport = await failingOnce((res) => {
       startSse(res);
-      res.end(sseEvent({ error: { type: 'server_error', message: 'try again' } }));
+      res.end(sseFrame({ error: { type: 'server_error', message: 'try again' } }));
     });
     const { completion, retries } = await settle(streamChatCompletion(transport, request));
     expect(completion?.choices[0]?.message.content).toBe('attempt 2');
@@ -89,7 +89,7 @@ describe('chat stream retries before the first event', () => {
   it('a first event that is not retryable (invalid_request_error) fails at once', async () => {
     const transport = await failingOnce((res) => {
       startSse(res);
-      res.end(sseEvent({ error: { type: 'invalid_request_error', message: 'no' } }));
+      res.end(sseFrame({ error: { type: 'invalid_request_error', message: 'no' } }));
     });
     const { error, retries } = await settle(streamChatCompletion(transport, request));
     expect(error).toBeInstanceOf(ApiError);
@@ -100,7 +100,7 @@ describe('chat stream retries before the first event', () => {
   it('never after content arrived: the error keeps its partial', async () => {
     const transport = await failingOnce((res) => {
       startSse(res);
-      res.write(sseEvent(chunk({ content: 'half' })));
+      res.write(sseFrame(chunk({ content: 'half' })));
       setTimeout(() => res.destroy(), 20);
     });
     const { error, retries } = await settle(streamChatCompletion(transport, request));
@@ -120,7 +120,7 @@ describe('chat stream retries before the first event', () => {
   it('stops after maxRetries attempts, with the last failure', async () => {
     server = await serve((_req, res) => startSse(res));
     const transport = new Transport({
-      baseURL: server.url,
+      baseURL: server.baseURL,
       apiKey: 'sk-local',
       backoff: { initialMs: 1 },
       maxRetries: 1,
@@ -159,11 +159,11 @@ describe('[DONE] without a finish_reason', () => {
   async function doneOnly(quirk: boolean) {
     server = await serve((_req, res) => {
       startSse(res);
-      res.end(`${sseEvent(chunk({ content: 'hi' }))}data: [DONE]\n\n`);
+      res.end(`${sseFrame(chunk({ content: 'hi' }))}data: [DONE]\n\n`);
     });
     const openai = resolveProvider('openai-compatible');
     const provider = { ...openai, quirks: { ...openai.quirks, doneWithoutFinishReason: quirk } };
-    return settle(streamChatCompletion(new Transport({ provider, baseURL: server.url }), request));
+    return settle(streamChatCompletion(new Transport({ provider, baseURL: server.baseURL }), request));
   }
 
   it('fails by default (strict)', async () => {

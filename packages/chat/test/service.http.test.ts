@@ -1,10 +1,8 @@
 /**
  * ChatService over real sockets on 127.0.0.1: ordinary answers against @ai4ts/testing's scripted model; stalls,
- * aborts and a daemon that streams unasked against hand-rolled node:http servers.
+ * aborts and a daemon that streams unasked against the test kit's node:http server.
  */
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import {
   AbortError,
   Ai4tsError,
@@ -18,18 +16,16 @@ import {
 import { type ChatCompletion, ChatService } from '@ai4ts/chat';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chunk, finish, sse } from './helpers.js';
+import { type RequestHandler, serve, sseText, type TestServer } from '@ai4ts/test-kit';
+import { chunk, finish } from './helpers.js';
 
-let server: Server | undefined;
+let server: TestServer | undefined;
 let model: MockModel | undefined;
 
 afterEach(async () => {
   await model?.close();
   model = undefined;
-  if (!server) return;
-  server.closeAllConnections();
-  server.close();
-  await once(server, 'close');
+  await server?.close();
   server = undefined;
 });
 
@@ -39,24 +35,14 @@ async function mocked(script: MockTurn[]): Promise<ChatService> {
   return new ChatService(new Transport({ baseURL: model.baseURL, apiKey: 'sk-local', maxRetries: 0 }));
 }
 
-/** A node:http server on 127.0.0.1; resolves `closed` when the client's connection for the request goes away. */
-async function serve(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
+/** A ChatService in front of a test server; `closed` resolves when the response to its first request is closed. */
+async function serveChat(
+  handler: RequestHandler,
   options: TransportOptions = {},
 ): Promise<{ chat: ChatService; closed: Promise<void> }> {
-  let onClose!: () => void;
-  const closed = new Promise<void>((resolve) => {
-    onClose = resolve;
-  });
-  server = createServer((req, res) => {
-    res.on('close', onClose);
-    handler(req, res);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-local', maxRetries: 0, ...options });
-  return { chat: new ChatService(transport), closed };
+  server = await serve(handler);
+  const transport = new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', maxRetries: 0, ...options });
+  return { chat: new ChatService(transport), closed: server.closed(1) };
 }
 
 /** Writes SSE headers and the given events, then leaves the response open. */
@@ -135,7 +121,7 @@ describe('ChatService against the scripted model', () => {
 // Hand-rolled: these stall at a chosen moment, need to see the server's side of the socket close, or stream unasked.
 describe('ChatService over node:http', () => {
   it('abort() mid-stream rejects with AbortError carrying the text so far and releases the socket', async () => {
-    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'first words' }))));
+    const { chat, closed } = await serveChat((_req, res) => startStream(res, sseText([chunk({ content: 'first words' })])));
     const stream = chat.stream(request);
     stream.on('content', () => stream.abort());
     const error = await stream.final().catch((e: unknown) => e);
@@ -145,7 +131,7 @@ describe('ChatService over node:http', () => {
   });
 
   it('leaving the for-await loop early aborts the request and releases the socket', async () => {
-    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'a' }), chunk({ content: 'b' }))));
+    const { chat, closed } = await serveChat((_req, res) => startStream(res, sseText([chunk({ content: 'a' }), chunk({ content: 'b' })])));
     const stream = chat.stream(request);
     for await (const event of stream) if (event.type === 'content') break;
     await closed;
@@ -153,7 +139,7 @@ describe('ChatService over node:http', () => {
   });
 
   it('cancelling toReadableStream() aborts the request and releases the socket', async () => {
-    const { chat, closed } = await serve((_req, res) => startStream(res, sse(chunk({ content: 'a' }))));
+    const { chat, closed } = await serveChat((_req, res) => startStream(res, sseText([chunk({ content: 'a' })])));
     const stream = chat.stream(request);
     const reader = stream.toReadableStream().getReader();
     const first = await reader.read();
@@ -164,8 +150,8 @@ describe('ChatService over node:http', () => {
   });
 
   it('an idle stall gives TimeoutError (phase idle) with the text so far in .partial', async () => {
-    const { chat, closed } = await serve(
-      (_req, res) => startStream(res, sse(chunk({ role: 'assistant', content: 'so far' }))),
+    const { chat, closed } = await serveChat(
+      (_req, res) => startStream(res, sseText([chunk({ role: 'assistant', content: 'so far' })])),
       { idleTimeout: 150 },
     );
     const error = await chat.stream(request).final().catch((e: unknown) => e);
@@ -177,16 +163,10 @@ describe('ChatService over node:http', () => {
 
   it('create() against an always-streaming daemon (Ollama-like) aggregates the SSE answer', async () => {
     let body: Record<string, unknown> = {};
-    const { chat } = await serve((req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => {
-        text += c.toString();
-      });
-      req.on('end', () => {
-        body = JSON.parse(text) as Record<string, unknown>;
-        startStream(res, sse(chunk({ content: '<think>hm</think>Hi' }), finish('stop')));
-        res.end();
-      });
+    const { chat } = await serveChat((_req, res, n) => {
+      body = JSON.parse(server?.bodies[n - 1] ?? '') as Record<string, unknown>;
+      startStream(res, sseText([chunk({ content: '<think>hm</think>Hi' }), finish('stop')]));
+      res.end();
     });
     const completion = await chat.create(request);
     expect(body).not.toHaveProperty('stream');
@@ -196,12 +176,14 @@ describe('ChatService over node:http', () => {
   // One listener constructor for both calls: the preset's quirk held for stream() but not for create(), which threw
   // StreamIncompleteError against the very server stream() read to the end.
   it("create() against a streaming daemon follows the preset's doneWithoutFinishReason, as stream() does", async () => {
-    const daemon = (_req: IncomingMessage, res: ServerResponse) => {
-      startStream(res, `${sse(chunk({ role: 'assistant', content: 'no finish reason' }))}data: [DONE]\n\n`);
-      res.end();
-    };
     const preset = { ...PROVIDERS['openai-compatible'], quirks: { streamOptions: true, doneWithoutFinishReason: true } };
-    const { chat } = await serve(daemon, { provider: preset });
+    const { chat } = await serveChat(
+      (_req, res) => {
+        startStream(res, `${sseText([chunk({ role: 'assistant', content: 'no finish reason' })])}data: [DONE]\n\n`);
+        res.end();
+      },
+      { provider: preset },
+    );
     const streamed = await chat.stream(request).final();
     const created = await chat.create(request);
     expect(created.choices[0]).toEqual(streamed.choices[0]);

@@ -14,7 +14,8 @@ import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { chunk, finish, sse, toolChunk } from './helpers.js';
+import { sseText } from '@ai4ts/test-kit';
+import { chunk, finish, toolChunk } from './helpers.js';
 
 const BASE = 'http://chat.test/v1';
 const server = setupServer();
@@ -43,13 +44,13 @@ const service = (provider = PROVIDERS.openai) =>
   new ChatService(new Transport({ provider, baseURL: BASE, apiKey: 'sk-test', maxRetries: 0 }));
 
 const messages = [{ role: 'user' as const, content: 'Hi' }];
-const STREAM = `${sse(
+const STREAM = `${sseText([
   chunk({ role: 'assistant', content: '', reasoning_content: 'think' }),
   chunk({ content: 'Hello' }),
   toolChunk({ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }),
   finish('tool_calls'),
   { id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } },
-)}data: [DONE]\n\n`;
+])}data: [DONE]\n\n`;
 
 describe('ChatService over msw', () => {
   it('stream(): sends the wire body with stream and stream_options.include_usage, no loop field, no empty tools, bearer auth', async () => {
@@ -153,7 +154,7 @@ describe('ChatService over msw', () => {
   });
 
   it('toReadableStream(): a failure becomes a last event: error frame with the class, message and code', async () => {
-    answer([], { sse: sse(chunk({ content: 'x' }), { error: { message: 'boom', code: 'overloaded' } }) });
+    answer([], { sse: sseText([chunk({ content: 'x' }), { error: { message: 'boom', code: 'overloaded' } }]) });
     const stream = service().stream({ model: 'm', messages });
     const frames: { event: string; data: string }[] = [];
     for await (const { event, data } of parseSse(stream.toReadableStream())) frames.push({ event, data });

@@ -1,7 +1,7 @@
 /** ChatStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
 import { ChatStream, ChatStreamListener } from '@ai4ts/chat';
-import { describeStreamHandle, dripped, firstContent } from '../../core/test/handle-suite.js';
-import { chunk, finish, sse } from './helpers.js';
+import { describeStreamHandle, dripped, firstContent, sseText } from '@ai4ts/test-kit';
+import { chunk, finish } from './helpers.js';
 
 /** A handle over `sse` served block by block (see `dripped`); `arrived` resolves at the first content event. */
 function scripted(sse: string, hang = false): { handle: ChatStream; arrived: Promise<void> } {
@@ -9,16 +9,16 @@ function scripted(sse: string, hang = false): { handle: ChatStream; arrived: Pro
   return { handle, arrived: firstContent(handle) };
 }
 
-const OK = `${sse(
+const OK = `${sseText([
   chunk({ role: 'assistant', content: 'Hel' }),
   chunk({ content: 'lo' }),
   finish('stop'),
   { choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } },
-)}data: [DONE]\n\n`;
-const FAILING = sse(chunk({ content: 'so far' }), { error: { message: 'Upstream died', code: 'server_error' } });
+])}data: [DONE]\n\n`;
+const FAILING = sseText([chunk({ content: 'so far' }), { error: { message: 'Upstream died', code: 'server_error' } }]);
 
 describeStreamHandle('ChatStream', {
   ok: () => scripted(OK).handle,
   failing: () => scripted(FAILING).handle,
-  hanging: () => scripted(sse(chunk({ content: 'a' }), chunk({ content: 'b' })), true),
+  hanging: () => scripted(sseText([chunk({ content: 'a' }), chunk({ content: 'b' })]), true),
 });

@@ -131,16 +131,28 @@ export type NormalizedEvent =
 /** What a model stream yields: the normalized events but `error` (thrown instead) and the loop's `tool.*` events. */
 export type StreamEvent = Exclude<NormalizedEvent, ErrorEvent | ToolResultEvent | ToolProgressEvent>;
 
+/**
+ * Every {@link StreamEvent} type, keyed: typed as a record over the whole union, so a new stream event left out of
+ * it fails to compile instead of being dropped by stream handles, middleware and the gateway reader. Its key order
+ * is the order a listener forwards them to a stream handle.
+ */
+export const STREAM_EVENT_TYPES = {
+  content: true,
+  reasoning: true,
+  'tool_call.start': true,
+  'tool_call.delta': true,
+  'tool_call.done': true,
+  usage: true,
+  finish: true,
+} as const satisfies Record<StreamEvent['type'], true>;
+
+/** Whether `name` is the type of a {@link StreamEvent}. */
+export function isStreamEventType(name: string): name is StreamEvent['type'] {
+  return Object.hasOwn(STREAM_EVENT_TYPES, name);
+}
+
 /** The names of the {@link StreamEvent}s, in the order a listener forwards them to a stream handle. */
-export const STREAM_EVENT_NAMES = [
-  'content',
-  'reasoning',
-  'tool_call.start',
-  'tool_call.delta',
-  'tool_call.done',
-  'usage',
-  'finish',
-] as const satisfies readonly StreamEvent['type'][];
+export const STREAM_EVENT_NAMES: readonly StreamEvent['type'][] = Object.keys(STREAM_EVENT_TYPES).filter(isStreamEventType);
 
 /** A union of events as an emitter's handler map: one handler per `type`, given that event. */
 export type HandlersOf<E extends { type: string }> = { [X in E as X['type']]: (event: X) => void };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PartialJsonParser } from '../src/output/partial-json.js';
-import { expectMonotone } from './within.js';
+import { expectMonotone } from '@ai4ts/test-kit';
 
 /** Every value the parser reported, in order, for `text` cut into `pieces`. */
 function partials(pieces: readonly string[]): { values: unknown[]; parser: PartialJsonParser } {

@@ -11,7 +11,7 @@ import { abortError } from '@ai4ts/core/internal';
 import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { describeStreamHandle } from './handle-suite.js';
+import { describeStreamHandle } from '@ai4ts/test-kit';
 import { fakeModel } from './tools.fake-adapter.js';
 
 type Events = HandlersOf<ContentEvent>;

@@ -15,13 +15,13 @@ import {
 } from '@ai4ts/core';
 import type { SseEvent } from '@ai4ts/sse';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { serve, sseEvent, startSse, type TestServer } from './http-server.js';
+import { serve, sseFrame, startSse, type TestServer } from '@ai4ts/test-kit';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
   vi.unstubAllEnvs();
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -62,7 +62,7 @@ describe('resolveStreamTimeouts', () => {
 
   it('reads the environment when the request is sent: a real stall ends at its value', async () => {
     server = await serve((_req, res) => startSse(res));
-    const transport = new Transport({ baseURL: server.url, apiKey: 'sk-local', maxRetries: 0 });
+    const transport = new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', maxRetries: 0 });
     vi.stubEnv('AI4TS_FIRST_TOKEN_TIMEOUT_MS', '50');
     const stream = await transport.stream('/chat/completions', { body: {} });
     const error: unknown = await (async () => {
@@ -148,7 +148,7 @@ describe('the timeouts option over real sockets, each phase, winning over the de
     server = await serve((_req, res) => {
       setTimeout(() => {
         startSse(res);
-        res.end(sseEvent({ n: 1 }));
+        res.end(sseFrame({ n: 1 }));
       }, 150);
     });
     const stream = await transport({ timeouts: { headers: 20 } }).stream('/x', {
@@ -175,7 +175,7 @@ describe('the timeouts option over real sockets, each phase, winning over the de
   it('idle: one event then silence -> TimeoutError(idle), set on the call', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }));
+      res.write(sseFrame({ n: 1 }));
     });
     const stream = await transport({ timeouts: { idle: 600_000 } }).stream('/x', {
       body: {},

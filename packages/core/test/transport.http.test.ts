@@ -14,7 +14,7 @@ import {
 } from '@ai4ts/core';
 import type { SseEvent } from '@ai4ts/sse';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serve, sseEvent, startSse, type TestServer } from './http-server.js';
+import { serve, sseFrame, startSse, type TestServer } from '@ai4ts/test-kit';
 import { expectNoSecret } from './secret.js';
 
 const KEY = 'sk-live-abcdef0123456789';
@@ -23,12 +23,12 @@ const NEVER = { initialMs: 600_000, maxMs: 600_000 };
 
 let server: TestServer | undefined;
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
 const transport = (options: TransportOptions = {}) =>
-  new Transport({ baseURL: server?.url, apiKey: KEY, backoff: { initialMs: 1, maxMs: 5 }, ...options });
+  new Transport({ baseURL: server?.baseURL, apiKey: KEY, backoff: { initialMs: 1, maxMs: 5 }, ...options });
 
 /** Iterates to the end; returns the events and the error that ended it, if any. */
 async function drain(stream: AsyncIterable<SseEvent>, onEvent?: (event: SseEvent) => void) {
@@ -107,8 +107,8 @@ describe('retries', () => {
 
   it('throws ConnectionError with its cause when nothing listens, after the retries', async () => {
     server = await serve(() => undefined);
-    const url = server.url;
-    await server.stop();
+    const url = server.baseURL;
+    await server.close();
     server = undefined;
     const error = await transport({ baseURL: url }).json('/x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
@@ -133,7 +133,7 @@ describe('retries', () => {
   it('never retries once the stream body has started: one event, a dropped socket, ConnectionError', async () => {
     server = await serve((req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }), () => setTimeout(() => req.socket.destroy(), 10));
+      res.write(sseFrame({ n: 1 }), () => setTimeout(() => req.socket.destroy(), 10));
     });
     const stream = await transport({ maxRetries: 5 }).stream('/chat/completions', { body: {} });
     const { events, error } = await drain(stream);
@@ -173,7 +173,7 @@ describe('stream timeouts', () => {
   it('idleTimeout: one event then silence -> TimeoutError(idle) after the event, socket closed', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }));
+      res.write(sseFrame({ n: 1 }));
     });
     const stream = await transport({ idleTimeout: 40 }).stream('/chat/completions', { body: {} });
     const { events, error } = await drain(stream);
@@ -189,7 +189,7 @@ describe('stream timeouts', () => {
       let n = 0;
       const tick = setInterval(() => {
         n++;
-        if (n <= 3) res.write(sseEvent({ n }));
+        if (n <= 3) res.write(sseFrame({ n }));
         else {
           clearInterval(tick);
           res.end('data: [DONE]\n\n');
@@ -218,7 +218,7 @@ describe('abort and early exit release the connection', () => {
   it('abort mid-stream -> AbortError, the server sees the socket close', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }));
+      res.write(sseFrame({ n: 1 }));
     });
     const controller = new AbortController();
     const stream = await transport().stream('/x', { body: {}, options: { signal: controller.signal } });
@@ -232,7 +232,7 @@ describe('abort and early exit release the connection', () => {
   it('abort while the consumer is busy with an event -> AbortError on the next read', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }));
+      res.write(sseFrame({ n: 1 }));
     });
     const controller = new AbortController();
     const stream = await transport().stream('/x', { body: {}, options: { signal: controller.signal } });
@@ -264,7 +264,7 @@ describe('abort and early exit release the connection', () => {
   it('breaking out of the loop cancels the body', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.write(sseEvent({ n: 1 }) + sseEvent({ n: 2 }));
+      res.write(sseFrame({ n: 1 }) + sseFrame({ n: 2 }));
     });
     const stream = await transport().stream('/x', { body: {} });
     for await (const event of stream) {
@@ -277,7 +277,7 @@ describe('abort and early exit release the connection', () => {
   it('a stream can be iterated only once', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.end(sseEvent({ n: 1 }));
+      res.end(sseFrame({ n: 1 }));
     });
     const stream = await transport().stream('/x', { body: {} });
     expect((await drain(stream)).events).toHaveLength(1);
@@ -287,7 +287,7 @@ describe('abort and early exit release the connection', () => {
   it('a body cut inside an event ends the iteration and reports incomplete', async () => {
     server = await serve((_req, res) => {
       startSse(res);
-      res.end(`${sseEvent({ n: 1 })}data: {"n":`);
+      res.end(`${sseFrame({ n: 1 })}data: {"n":`);
     });
     const stream = await transport().stream('/x', { body: {} });
     const { events, error } = await drain(stream);
@@ -333,7 +333,7 @@ describe('custom fetch', () => {
     expect(body).toEqual({ ok: true });
     expect(calls).toHaveLength(1);
     const [{ input, init }] = calls as [{ input: unknown; init: RequestInit }];
-    expect(input).toBe(`${server.url}/chat/completions`);
+    expect(input).toBe(`${server.baseURL}/chat/completions`);
     expect(init.method).toBe('POST');
     const expected = '{"model":"m","messages":[{"role":"user","content":"Zürich"}],"top_k":3}';
     expect(init.body).toBe(expected);

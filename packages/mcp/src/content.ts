@@ -4,7 +4,7 @@
  * parts ({@link ToolContent}) and each protocol sends them in its own form (docs/mcp.md has the table).
  */
 import { ToolContent, type ToolResult, type ToolResultPart } from '@ai4ts/core';
-import { isRecord } from '@ai4ts/core/internal';
+import { assertNever, isRecord } from '@ai4ts/core/internal';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /** One content item of an MCP tool result, as the SDK parsed it. */
@@ -45,6 +45,8 @@ function toPart(content: McpContent): ToolResultPart {
       const about = [content.mimeType, content.description].filter(Boolean).join(', ');
       return { type: 'text', text: `[resource link: ${content.name} ${content.uri}${about ? ` (${about})` : ''}]` };
     }
+    default:
+      return assertNever(content);
   }
 }
 

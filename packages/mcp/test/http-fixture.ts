@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { serve } from '@ai4ts/test-kit';
 import { buildServer } from './fixtures/server.mjs';
 import type { FixtureRecord } from './helpers.ts';
 
@@ -79,21 +79,22 @@ async function listen(
   const records: FixtureRecord[] = [];
   const requests: HttpFixture['requests'] = [];
   const record: Record = (entry) => void records.push(entry);
-  const server: Server = createServer((req, res) => {
-    requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization });
-    handle(req, res, record).catch(() => res.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // The SDK's transports read the request body themselves.
+  const server = await serve(
+    (req, res) => {
+      requests.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization });
+      handle(req, res, record).catch(() => res.destroy());
+    },
+    { readBody: false },
+  );
   return {
-    url: `http://127.0.0.1:${port}${path}`,
+    url: new URL(path, server.url).href,
     records,
     requests,
     forgetSessions,
     close: async () => {
       await closeServers();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     },
   };
 }

@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { defineTool, ToolContent } from '@ai4ts/core';
 import { type ServedMcp, serveMcp } from '@ai4ts/mcp';
@@ -8,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serve, type TestServer } from '@ai4ts/test-kit';
 import * as z from 'zod';
 
 const aborted: string[] = [];
@@ -49,24 +48,22 @@ const tools = [
 ];
 
 let served: ServedMcp | undefined;
-let http: Server | undefined;
+let http: TestServer | undefined;
 let client: Client | undefined;
 afterEach(async () => {
   await client?.close();
   await served?.close();
-  http?.closeAllConnections();
-  await new Promise((resolve) => (http ? http.close(resolve) : resolve(undefined)));
+  await http?.close();
   served = http = client = undefined;
   aborted.length = 0;
 });
 
 async function overNodeHandler(): Promise<Client> {
   served = serveMcp(tools, { name: 'ai4ts-tools', version: '1.2.3', instructions: 'Use add to add.' });
-  http = createServer(served.handler);
-  await new Promise<void>((resolve) => http?.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
+  // The SDK's transport reads the request body itself.
+  http = await serve(served.handler, { readBody: false });
   client = new Client({ name: 'test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/any/path`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL('any/path', http.url)));
   return client;
 }
 

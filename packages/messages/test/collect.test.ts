@@ -1,6 +1,7 @@
 import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError, TimeoutError } from '@ai4ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { sseText } from '@ai4ts/test-kit';
 import { collectMessage, type Message, MessageStreamListener, type ToolUseBlock } from '../src/index.js';
 import {
   blockStart,
@@ -10,7 +11,6 @@ import {
   messageStart,
   messageStop,
   overloaded,
-  sseText,
   textBlock,
   thinkingTextToolStream,
 } from './fixtures.js';
@@ -39,7 +39,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { partial?:
 
 describe('collectMessage', () => {
   it('collects a fetch Response into the message', async () => {
-    const message = await collectMessage(new Response(sseText(thinkingTextToolStream())));
+    const message = await collectMessage(new Response(sseText(thinkingTextToolStream(), { named: true })));
     expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
     expect((message.content[2] as ToolUseBlock).input).toEqual({
       location: 'San Francisco, CA "the city"',
@@ -54,7 +54,7 @@ describe('collectMessage', () => {
       ...textBlock(3, 'Grüße ', '🌍 — ', '東京'),
       messageDelta('end_turn'),
       messageStop,
-    ]);
+    ], { named: true });
     const expected = await collectMessage(chunks(text));
     expect((expected.content[3] as { text: string }).text).toBe('Grüße 🌍 — 東京');
     await fc.assert(
@@ -72,7 +72,7 @@ describe('collectMessage', () => {
     const listener = new MessageStreamListener();
     const deltas: string[] = [];
     listener.on('content', (e) => deltas.push(e.delta));
-    const message = await collectMessage(chunks(sseText(helloStream())), { listener });
+    const message = await collectMessage(chunks(sseText(helloStream(), { named: true })), { listener });
     expect(deltas).toEqual(['Hello', '!']);
     expect(listener.message).toBe(message);
   });
@@ -84,7 +84,7 @@ describe('collectMessage', () => {
       delta(0, { type: 'text_delta', text: 'The answer is' }),
       overloaded(),
     ];
-    const error = await rejection(collectMessage(chunks(sseText(events))));
+    const error = await rejection(collectMessage(chunks(sseText(events, { named: true }))));
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('overloaded_error');
     expect((error as ApiError).type).toBe('overloaded_error');
@@ -92,7 +92,7 @@ describe('collectMessage', () => {
   });
 
   it('a stream cut before message_stop is StreamIncompleteError, even cut inside an event', async () => {
-    const text = sseText(helloStream());
+    const text = sseText(helloStream(), { named: true });
     const cut = text.indexOf('event: message_stop') + 10;
     const error = await rejection(collectMessage(chunks(text.slice(0, cut))));
     expect(error).toBeInstanceOf(StreamIncompleteError);
@@ -106,7 +106,7 @@ describe('collectMessage', () => {
   });
 
   it('unparseable data is a ProtocolError with the line', async () => {
-    const text = `${sseText([messageStart()])}event: content_block_start\ndata: {"type": "content_block_start", "index": 0,\n\n`;
+    const text = `${sseText([messageStart()], { named: true })}event: content_block_start\ndata: {"type": "content_block_start", "index": 0,\n\n`;
     const error = await rejection(collectMessage(chunks(text)));
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).line).toBe('{"type": "content_block_start", "index": 0,');
@@ -118,7 +118,7 @@ describe('collectMessage', () => {
       messageStart(),
       blockStart(0, { type: 'text', text: '' }),
       delta(0, { type: 'text_delta', text: 'partial text' }),
-    ]);
+    ], { named: true });
     async function* failing(error: Error) {
       yield started;
       throw error;
@@ -145,7 +145,7 @@ describe('collectMessage', () => {
               messageStart(),
               blockStart(0, { type: 'text', text: '' }),
               delta(0, { type: 'text_delta', text: 'so far' }),
-            ]),
+            ], { named: true }),
           ),
         );
       },
@@ -169,7 +169,7 @@ describe('collectMessage', () => {
       blockStart(0, { type: 'text', text: '' }),
       delta(0, { type: 'text_delta', text: 'x'.repeat(5000) }),
     ];
-    const error = await rejection(collectMessage(chunks(sseText(big)), { maxEventSize: 1000 }));
+    const error = await rejection(collectMessage(chunks(sseText(big, { named: true })), { maxEventSize: 1000 }));
     expect(error).toBeInstanceOf(ProtocolError);
   });
 
@@ -177,7 +177,7 @@ describe('collectMessage', () => {
     let released = false;
     async function* source() {
       try {
-        yield sseText(helloStream());
+        yield sseText(helloStream(), { named: true });
         yield 'event: content_block_start\ndata: not json at all\n\n';
         await new Promise(() => {});
       } finally {
@@ -228,19 +228,19 @@ describe('collectMessage over every StreamSource form', () => {
   }
 
   const scenarios: Record<string, string> = {
-    complete: sseText(thinkingTextToolStream()),
-    'error first': sseText([overloaded(), ...helloStream()]),
+    complete: sseText(thinkingTextToolStream(), { named: true }),
+    'error first': sseText([overloaded(), ...helloStream()], { named: true }),
     'error after text': sseText([
       messageStart(),
       blockStart(0, { type: 'text', text: '' }),
       delta(0, { type: 'text_delta', text: 'Grüße 🌍' }),
       overloaded(),
-    ]),
-    'cut off': sseText(thinkingTextToolStream().slice(0, 7)),
+    ], { named: true }),
+    'cut off': sseText(thinkingTextToolStream().slice(0, 7), { named: true }),
   };
 
   it('a whole string collects like the bytes (the form that failed with "Cannot use \'in\' operator")', async () => {
-    const text = sseText(helloStream());
+    const text = sseText(helloStream(), { named: true });
     expect(await collectMessage(text)).toEqual(await collectMessage(chunks(text)));
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sseText } from '@ai4ts/test-kit';
 import {
   collectMessage,
   type Message,
@@ -12,7 +13,6 @@ import {
   messageDelta,
   messageStart,
   messageStop,
-  sseText,
   textBlock,
   thinkingTextToolStream,
   toolUseBlock,
@@ -67,7 +67,7 @@ describe('toChatUsage', () => {
 
 describe('toChatCompletion', () => {
   it('maps text, thinking, tool_use and the stop reason onto the chat shape', async () => {
-    const message = await collectMessage(new Response(sseText(thinkingTextToolStream())));
+    const message = await collectMessage(new Response(sseText(thinkingTextToolStream(), { named: true })));
     const chat = toChatCompletion(message);
     expect(chat).toMatchObject({ id: message.id, object: 'chat.completion', model: message.model });
     expect(Number.isInteger(chat.created)).toBe(true);
@@ -110,7 +110,7 @@ describe('toChatCompletion', () => {
           ...toolUseBlock(0, 'toolu_1', 'f', '{"a": tru'),
           messageDelta('max_tokens'),
           messageStop,
-        ]),
+        ], { named: true }),
       ),
     );
     const choice = toChatCompletion(message).choices[0];
@@ -141,7 +141,7 @@ describe('toAssistantTurn and toToolResultTurn', () => {
           ...toolUseBlock(3, 'toolu_bad', 'g', '{"x": '),
           messageDelta('tool_use'),
           messageStop,
-        ]),
+        ], { named: true }),
       ),
     );
     expect((message.content[3] as { input_error?: unknown }).input_error).toBeDefined();
@@ -170,7 +170,7 @@ describe('toAssistantTurn and toToolResultTurn', () => {
           ...toolUseBlock(1, 'toolu_1', 'f', '{}'),
           messageDelta('tool_use'),
           messageStop,
-        ]),
+        ], { named: true }),
       ),
     );
     expect(toAssistantTurn(message).content).toEqual([{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }]);
@@ -201,7 +201,7 @@ describe('toAssistantTurn and toToolResultTurn', () => {
           ...toolUseBlock(2, 'toolu_bad', 'get_weather', '{"city": "Pa'),
           messageDelta('tool_use'),
           messageStop,
-        ]),
+        ], { named: true }),
       ),
     );
     expect(toToolCalls(message)).toEqual([

@@ -76,11 +76,6 @@ export function overloaded(): Event {
   return { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
 }
 
-/** The SSE text of the events, each named after its type, as the API frames them. */
-export function sseText(events: readonly Event[]): string {
-  return events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join('');
-}
-
 /** A complete text answer: "Hello!" in two fragments, with a ping. */
 export function helloStream(): Event[] {
   return [

@@ -3,6 +3,7 @@ import { AbortError, Ai4tsError, ApiError, defineTool, Transport } from '@ai4ts/
 import { toAnthropicTool } from '../src/index.js';
 import { type MockModel, type MockScript, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sseText } from '@ai4ts/test-kit';
 import * as z from 'zod';
 import {
   type MessagesToolLoopEvent,
@@ -10,7 +11,7 @@ import {
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from '../src/index.js';
-import { blockStart, blockStop, delta, messageDelta, messageStart, messageStop, sseText } from './fixtures.js';
+import { blockStart, blockStop, delta, messageDelta, messageStart, messageStop } from './fixtures.js';
 
 let model: MockModel | undefined;
 afterEach(async () => {
@@ -307,7 +308,7 @@ describe('the assistant turn goes back as received', () => {
       const response = await fetch(input, init);
       if (++calls > 1) return response;
       await response.body?.cancel();
-      return new Response(sseText(withExtras), { headers: { 'content-type': 'text/event-stream' } });
+      return new Response(sseText(withExtras, { named: true }), { headers: { 'content-type': 'text/event-stream' } });
     };
     const transport = await start([{ content: 'replaced' }, answer('Paris 18.')], swapFirst);
     const { tool } = weatherTool();

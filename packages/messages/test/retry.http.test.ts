@@ -5,13 +5,13 @@
 import { ApiError, Transport } from '@ai4ts/core';
 import { MessageStreamListener, streamMessage } from '@ai4ts/messages';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { serve, startSse, type TestServer } from '../../core/test/http-server.js';
-import { helloStream, messageStart, overloaded, ping, sseText, textBlock } from './fixtures.js';
+import { serve, startSse, type TestServer, sseText } from '@ai4ts/test-kit';
+import { helloStream, messageStart, overloaded, ping, textBlock } from './fixtures.js';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -21,14 +21,14 @@ const request = { model: 'claude-test', max_tokens: 64, messages: [{ role: 'user
 async function failingOnce(first: string): Promise<Transport> {
   server = await serve((_req, res, n) => {
     startSse(res);
-    res.end(n === 1 ? first : sseText(helloStream()));
+    res.end(n === 1 ? first : sseText(helloStream(), { named: true }));
   });
-  return new Transport({ provider: 'anthropic', baseURL: server.url, apiKey: 'sk-local', backoff: { initialMs: 1 } });
+  return new Transport({ provider: 'anthropic', baseURL: server.baseURL, apiKey: 'sk-local', backoff: { initialMs: 1 } });
 }
 
 describe('Messages stream retries before the first event', () => {
   it('an overloaded_error first event (after a ping) is sent again', async () => {
-    const transport = await failingOnce(sseText([ping, overloaded()]));
+    const transport = await failingOnce(sseText([ping, overloaded()], { named: true }));
     const onRetry = vi.fn();
     const stream = streamMessage(transport, request, { onRetry });
     const retries: unknown[] = [];
@@ -42,7 +42,7 @@ describe('Messages stream retries before the first event', () => {
   });
 
   it('never after message_start: the error keeps its partial', async () => {
-    const transport = await failingOnce(sseText([messageStart(), ...textBlock(0, 'Hel'), overloaded()]));
+    const transport = await failingOnce(sseText([messageStart(), ...textBlock(0, 'Hel'), overloaded()], { named: true }));
     const error: unknown = await streamMessage(transport, request).final().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'overloaded_error', partial: { content: [{ type: 'text', text: 'Hel' }] } });

@@ -1,26 +1,19 @@
 /**
  * The service over real sockets: @ai4ts/testing's scripted model for streams, stream errors, cut-offs and HTTP
- * errors; a hand-rolled node:http server where a test needs control the mock does not give.
+ * errors; the test kit's node:http server where a test needs control the mock does not give.
  */
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { AbortError, ApiError, ConnectionError, TimeoutError, Transport } from '@ai4ts/core';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serve, sseText, startSse, type TestServer } from '@ai4ts/test-kit';
 import { type Message, MessagesService, type MessageCreateParams } from '../src/index.js';
-import { blockStart, delta, messageStart, sseText } from './fixtures.js';
+import { blockStart, delta, messageStart } from './fixtures.js';
 
-interface Running {
-  url: string;
-  /** Resolves when the n-th response (1-based) closed, from either side. */
-  closed(n: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
-let running: Running | undefined;
+let running: TestServer | undefined;
 let model: MockModel | undefined;
 afterEach(async () => {
-  await running?.stop();
+  await running?.close();
   running = undefined;
   await model?.close();
   model = undefined;
@@ -32,29 +25,12 @@ async function mock(...script: MockTurn[]): Promise<string> {
   return model.baseURL;
 }
 
-/** A hand-rolled server on 127.0.0.1 whose handler writes the SSE body; headers go out at once. */
-async function serve(write: (res: ServerResponse) => void | Promise<void>): Promise<Running> {
-  const closes: Promise<void>[] = [];
-  const server = createServer((req, res) => {
-    closes.push(new Promise((resolve) => res.once('close', () => resolve())));
-    req.resume();
-    req.once('end', () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.flushHeaders();
-      void write(res);
-    });
+/** A test server whose handler writes the SSE body; the headers go out at once. */
+async function serveSse(write: (res: ServerResponse) => void | Promise<void>): Promise<TestServer> {
+  running = await serve((_req, res) => {
+    startSse(res);
+    void write(res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  running = {
-    url: `http://127.0.0.1:${port}/v1`,
-    closed: (n) => closes[n - 1] ?? Promise.reject(new Error(`no request ${n}`)),
-    stop: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
   return running;
 }
 
@@ -72,7 +48,7 @@ const textSoFar = sseText([
   messageStart(),
   blockStart(0, { type: 'text', text: '' }),
   delta(0, { type: 'text_delta', text: 'It is ' }),
-]);
+], { named: true });
 
 describe('MessagesService against the scripted model', () => {
   it('final() alone collects a stream written one event per chunk', async () => {
@@ -155,10 +131,10 @@ describe('MessagesService against the scripted model', () => {
 describe('MessagesService over a hand-rolled node:http server', () => {
   it('abort() mid-stream rejects with AbortError holding the partial and releases the socket', async () => {
     // Hand-rolled: the server must see the socket close; the mock does not report it.
-    const server = await serve((res) => {
+    const server = await serveSse((res) => {
       res.write(textSoFar); // then silence: only the abort ends the wait
     });
-    const stream = service(server.url).stream(request);
+    const stream = service(server.baseURL).stream(request);
     stream.on('content', () => stream.abort());
     const error = (await stream.final().catch((e: unknown) => e)) as AbortError<Message>;
     expect(error).toBeInstanceOf(AbortError);
@@ -168,11 +144,11 @@ describe('MessagesService over a hand-rolled node:http server', () => {
 
   it("the caller's signal aborts the stream too", async () => {
     // Hand-rolled: the server must see the socket close; the mock does not report it.
-    const server = await serve((res) => {
+    const server = await serveSse((res) => {
       res.write(textSoFar);
     });
     const controller = new AbortController();
-    const stream = service(server.url).stream(request, { signal: controller.signal });
+    const stream = service(server.baseURL).stream(request, { signal: controller.signal });
     stream.on('content', () => controller.abort());
     await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
     await server.closed(1);
@@ -180,10 +156,10 @@ describe('MessagesService over a hand-rolled node:http server', () => {
 
   it('breaking out of the iteration aborts the request and releases the socket, without an unhandled rejection', async () => {
     // Hand-rolled: the server must see the socket close; the mock does not report it.
-    const server = await serve((res) => {
+    const server = await serveSse((res) => {
       res.write(textSoFar);
     });
-    const stream = service(server.url).stream(request);
+    const stream = service(server.baseURL).stream(request);
     for await (const event of stream) {
       if (event.type === 'content') break;
     }
@@ -193,10 +169,10 @@ describe('MessagesService over a hand-rolled node:http server', () => {
 
   it('a stall past idleTimeout gives TimeoutError with the partial', async () => {
     // Hand-rolled: the stall must start after the text, and the mock's chunkDelayMs delays every event alike.
-    const server = await serve((res) => {
+    const server = await serveSse((res) => {
       res.write(textSoFar);
     });
-    const error = (await service(server.url, { idleTimeout: 50 })
+    const error = (await service(server.baseURL, { idleTimeout: 50 })
       .stream(request)
       .final()
       .catch((e: unknown) => e)) as TimeoutError<Message>;

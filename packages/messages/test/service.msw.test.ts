@@ -3,6 +3,7 @@ import { Ai4tsError, ApiError, BadRequestError, ProtocolError, Transport } from 
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sseText } from '@ai4ts/test-kit';
 import {
   type Message,
   type MessageCreateParams,
@@ -10,7 +11,7 @@ import {
   MessagesService,
   streamMessage,
 } from '../src/index.js';
-import { helloStream, sseText, thinkingTextToolStream } from './fixtures.js';
+import { helloStream, thinkingTextToolStream } from './fixtures.js';
 
 const BASE = 'https://api.anthropic.com/v1';
 const server = setupServer();
@@ -74,7 +75,7 @@ describe('MessagesService.create', () => {
   });
 
   it('aggregates an SSE answer transparently', async () => {
-    answer(() => sse(sseText(thinkingTextToolStream())));
+    answer(() => sse(sseText(thinkingTextToolStream(), { named: true })));
     const message = await service().create(request);
     expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
     expect(message.stop_reason).toBe('tool_use');
@@ -135,7 +136,7 @@ describe('MessagesService.create: what the body holds', () => {
 
 describe('streamMessage', () => {
   it('returns the running handle (not a Promise); an invalid request throws synchronously', async () => {
-    answer(() => sse(sseText(helloStream())));
+    answer(() => sse(sseText(helloStream(), { named: true })));
     const transport = new Transport({ provider: 'anthropic', apiKey: 'sk-ant-test-key' });
     expect(() => streamMessage(transport, { ...request, model: '' })).toThrow(Ai4tsError);
     const stream = streamMessage(transport, { ...request, tools: [] });
@@ -146,7 +147,7 @@ describe('streamMessage', () => {
   });
 
   it('toReadableStream() is the SSE of the normalized events, then done', async () => {
-    answer(() => sse(sseText(helloStream())));
+    answer(() => sse(sseText(helloStream(), { named: true })));
     const text = await new Response(service().stream(request).toReadableStream()).text();
     const names = [...text.matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
     expect(names).toEqual(['usage', 'content', 'content', 'usage', 'finish', 'done']);
@@ -155,7 +156,7 @@ describe('streamMessage', () => {
 
 describe('MessagesService.stream', () => {
   it('POSTs with stream true and accept text/event-stream; final() resolves to the message', async () => {
-    answer(() => sse(sseText(helloStream())));
+    answer(() => sse(sseText(helloStream(), { named: true })));
     const stream = service().stream(request);
     const message = await stream.final();
     expect(message.content).toEqual([{ type: 'text', text: 'Hello!' }]);
@@ -167,7 +168,7 @@ describe('MessagesService.stream', () => {
   });
 
   it('iterates the normalized events in order, then ends', async () => {
-    answer(() => sse(sseText(thinkingTextToolStream())));
+    answer(() => sse(sseText(thinkingTextToolStream(), { named: true })));
     const types: string[] = [];
     for await (const event of service().stream(request)) types.push(event.type);
     expect(types).toEqual([
@@ -204,7 +205,7 @@ describe('MessagesService.stream', () => {
   });
 
   it('a second loop yields the same events from the first', async () => {
-    answer(() => sse(sseText(helloStream())));
+    answer(() => sse(sseText(helloStream(), { named: true })));
     const stream = service().stream(request);
     const first: string[] = [];
     for await (const event of stream) first.push(event.type);

@@ -1,7 +1,7 @@
 /** MessageStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
-import { describeStreamHandle, dripped, firstContent } from '../../core/test/handle-suite.js';
+import { describeStreamHandle, dripped, firstContent, sseText } from '@ai4ts/test-kit';
 import { MessageStream, MessageStreamListener } from '../src/index.js';
-import { blockStart, delta, helloStream, messageStart, overloaded, sseText } from './fixtures.js';
+import { blockStart, delta, helloStream, messageStart, overloaded } from './fixtures.js';
 
 /** A handle over `sse` served block by block (see `dripped`); `arrived` resolves at the first content event. */
 function scripted(sse: string, hang = false): { handle: MessageStream; arrived: Promise<void> } {
@@ -17,7 +17,7 @@ const textSoFar = [
 ];
 
 describeStreamHandle('MessageStream', {
-  ok: () => scripted(sseText(helloStream())).handle,
-  failing: () => scripted(sseText([...textSoFar, overloaded()])).handle,
-  hanging: () => scripted(sseText(textSoFar), true),
+  ok: () => scripted(sseText(helloStream(), { named: true })).handle,
+  failing: () => scripted(sseText([...textSoFar, overloaded()], { named: true })).handle,
+  hanging: () => scripted(sseText(textSoFar, { named: true }), true),
 });

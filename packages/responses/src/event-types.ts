@@ -2,35 +2,41 @@
 import { isRecord } from '@ai4ts/core/internal';
 import type { BuiltInToolCallEvent, ResponseStreamEvent } from './types.js';
 
-/** Every documented event type but the built-in tools' progress (matched by {@link BUILT_IN_EVENT}). */
-export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'response.created',
-  'response.in_progress',
-  'response.queued',
-  'response.completed',
-  'response.failed',
-  'response.incomplete',
-  'response.output_item.added',
-  'response.output_item.done',
-  'response.content_part.added',
-  'response.content_part.done',
-  'response.output_text.delta',
-  'response.output_text.done',
-  'response.output_text.annotation.added',
-  'response.refusal.delta',
-  'response.refusal.done',
-  'response.reasoning_summary_part.added',
-  'response.reasoning_summary_part.done',
-  'response.reasoning_summary_text.delta',
-  'response.reasoning_summary_text.done',
-  'response.reasoning_text.delta',
-  'response.reasoning_text.done',
-  'response.function_call_arguments.delta',
-  'response.function_call_arguments.done',
-  'response.custom_tool_call_input.delta',
-  'response.custom_tool_call_input.done',
-  'error',
-] as const satisfies readonly Exclude<ResponseStreamEvent, BuiltInToolCallEvent>['type'][]);
+/**
+ * Every documented event type but the built-in tools' progress (matched by {@link BUILT_IN_EVENT}), keyed: typed as a
+ * record over the event union, so a documented type added to the types but not here fails to compile.
+ */
+const DOCUMENTED_EVENT_TYPES = {
+  'response.created': true,
+  'response.in_progress': true,
+  'response.queued': true,
+  'response.completed': true,
+  'response.failed': true,
+  'response.incomplete': true,
+  'response.output_item.added': true,
+  'response.output_item.done': true,
+  'response.content_part.added': true,
+  'response.content_part.done': true,
+  'response.output_text.delta': true,
+  'response.output_text.done': true,
+  'response.output_text.annotation.added': true,
+  'response.refusal.delta': true,
+  'response.refusal.done': true,
+  'response.reasoning_summary_part.added': true,
+  'response.reasoning_summary_part.done': true,
+  'response.reasoning_summary_text.delta': true,
+  'response.reasoning_summary_text.done': true,
+  'response.reasoning_text.delta': true,
+  'response.reasoning_text.done': true,
+  'response.function_call_arguments.delta': true,
+  'response.function_call_arguments.done': true,
+  'response.custom_tool_call_input.delta': true,
+  'response.custom_tool_call_input.done': true,
+  'error': true,
+} as const satisfies Record<Exclude<ResponseStreamEvent, BuiltInToolCallEvent>['type'], true>;
+
+/** The {@link DOCUMENTED_EVENT_TYPES} as a set, for the lookup of each event's type. */
+export const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(Object.keys(DOCUMENTED_EVENT_TYPES));
 
 /** `response.web_search_call.searching`, `response.mcp_call_arguments.delta`, ...: progress of built-in tools. */
 export const BUILT_IN_EVENT =

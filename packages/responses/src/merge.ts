@@ -3,7 +3,7 @@
  * event (the trace stays replayable), merging an authoritative `.done` record over a built one without erasing,
  * and the guards that tell a record the listener may build on.
  */
-import { getOwn, isRecord, setOwn } from '@ai4ts/core/internal';
+import { assertNever, getOwn, isRecord, setOwn } from '@ai4ts/core/internal';
 import type {
   MessageContentPart,
   OutputItem,
@@ -161,6 +161,8 @@ export function placeholder(type: PlaceholderType, id: string): OutputItem {
       return { type, id, call_id: id, name: '', arguments: '', status: 'in_progress' };
     case 'custom_tool_call':
       return { type, id, call_id: id, name: '', input: '' };
+    default:
+      return assertNever(type);
   }
 }
 

@@ -16,7 +16,8 @@ import {
 } from '@ai4ts/responses';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { baseResponse, chunks, parallelCallsScript, Script, streamOf, textScript, toSse } from './fixtures.js';
+import { sseText, streamOf } from '@ai4ts/test-kit';
+import { baseResponse, chunks, parallelCallsScript, Script, textScript } from './fixtures.js';
 
 const TEXT = 'Paris is the capital of France — café ☕';
 
@@ -31,14 +32,14 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 
 describe('collectResponse', () => {
   it('resolves to the response object from a string', async () => {
-    const response = await collectResponse(toSse(textScript().events));
+    const response = await collectResponse(sseText(textScript().events, { named: true }));
     expect(response.status).toBe('completed');
     expect(response.output_text).toBe(TEXT);
     expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
   });
 
   it('gives the same response whatever the chunking (multi-byte characters split across chunks)', async () => {
-    const sse = toSse(textScript().events);
+    const sse = sseText(textScript().events, { named: true });
     const expected = await collectResponse(sse);
     for (const size of [1, 2, 3, 7, 64, 1000]) {
       expect(await collectResponse(streamOf(chunks(sse, size)))).toEqual(expected);
@@ -46,7 +47,7 @@ describe('collectResponse', () => {
   });
 
   it('reads a fetch Response and an async iterable', async () => {
-    const sse = toSse(parallelCallsScript().events);
+    const sse = sseText(parallelCallsScript().events, { named: true });
     const fromResponse = await collectResponse(new Response(sse, { headers: { 'content-type': 'text/event-stream' } }));
     async function* pieces() {
       for (const piece of chunks(sse, 50)) yield piece;
@@ -75,7 +76,7 @@ describe('collectResponse', () => {
     listener.on('event', (e) => {
       if (e.type === 'response.output_text.delta') raw.push(e.delta); // the raw union narrows by type
     });
-    await collectResponse(toSse(textScript().events), { listener });
+    await collectResponse(sseText(textScript().events, { named: true }), { listener });
     expect(deltas.join('')).toBe(TEXT);
     expect(raw).toEqual(deltas);
     expect(listener.status).toBe('completed');
@@ -86,7 +87,7 @@ describe('collectResponse', () => {
     s.add('response.incomplete', {
       response: baseResponse({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }),
     });
-    const response = await collectResponse(toSse(s.events));
+    const response = await collectResponse(sseText(s.events, { named: true }));
     expect(response.status).toBe('incomplete');
     expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(response.output_text).toBe('trunc');
@@ -97,7 +98,7 @@ describe('collectResponse', () => {
     s.add('response.failed', {
       response: baseResponse({ status: 'failed', error: { code: 'server_error', message: 'Boom' } }),
     });
-    const error = await rejection(collectResponse(toSse(s.events)));
+    const error = await rejection(collectResponse(sseText(s.events, { named: true })));
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('server_error');
     expect((error as ApiError).partial).toMatchObject({ status: 'failed', output_text: 'so far' });
@@ -109,7 +110,7 @@ describe('collectResponse', () => {
   ])('rejects an error event (%o) with an ApiError carrying code and partial', async (errorEvent) => {
     const s = new Script().start().message(0, 'msg_1', ['so far']);
     s.add('error', errorEvent);
-    const error = (await rejection(collectResponse(toSse(s.events)))) as ApiError<ResponseObject>;
+    const error = (await rejection(collectResponse(sseText(s.events, { named: true })))) as ApiError<ResponseObject>;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.code).toBe('server_error');
     expect(error.message).toBe('Upstream died');
@@ -119,7 +120,7 @@ describe('collectResponse', () => {
   it('rejects a stream cut without a terminal event with StreamIncompleteError; calls keep partial arguments', async () => {
     const events = parallelCallsScript().events;
     const cut = events.slice(0, events.findIndex((e) => e.type === 'response.function_call_arguments.done') - 1);
-    const error = await rejection(collectResponse(toSse(cut)));
+    const error = await rejection(collectResponse(sseText(cut, { named: true })));
     expect(error).toBeInstanceOf(StreamIncompleteError);
     const partial = (error as StreamIncompleteError<ResponseObject>).partial;
     expect(partial?.output.map((item) => (item.type === 'function_call' ? [item.call_id, item.arguments] : []))).toEqual([
@@ -129,7 +130,7 @@ describe('collectResponse', () => {
   });
 
   it('a terminal event without its final blank line is not a success', async () => {
-    const sse = toSse(textScript().events);
+    const sse = sseText(textScript().events, { named: true });
     const error = await rejection(collectResponse(sse.slice(0, -1)));
     expect(error).toBeInstanceOf(StreamIncompleteError);
     expect((error as StreamIncompleteError<{ output_text: string }>).partial?.output_text).toBe(TEXT);
@@ -137,7 +138,7 @@ describe('collectResponse', () => {
 
   it('rejects data that is not JSON with a ProtocolError naming the line, partial attached', async () => {
     const s = new Script().start().message(0, 'msg_1', ['before']);
-    const sse = `${toSse(s.events)}event: response.output_text.delta\ndata: {"type":"response.output_text.del\n\n`;
+    const sse = `${sseText(s.events, { named: true })}event: response.output_text.delta\ndata: {"type":"response.output_text.del\n\n`;
     const error = (await rejection(collectResponse(sse))) as ProtocolError<{ output_text: string }>;
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error.line).toBe('{"type":"response.output_text.del');
@@ -147,11 +148,11 @@ describe('collectResponse', () => {
   it('attaches the partial response to an error from the source', async () => {
     const s = new Script().start().message(0, 'msg_1', ['received']);
     const broken = new ConnectionError('socket hang up');
-    const error = await rejection(collectResponse(streamOf(chunks(toSse(s.events), 100), broken)));
+    const error = await rejection(collectResponse(streamOf(chunks(sseText(s.events, { named: true }), 100), broken)));
     expect(error).toBe(broken);
     expect(broken.partial).toMatchObject({ output_text: 'received' });
 
-    const plain = await rejection(collectResponse(streamOf(chunks(toSse(s.events), 100), new Error('ECONNRESET'))));
+    const plain = await rejection(collectResponse(streamOf(chunks(sseText(s.events, { named: true }), 100), new Error('ECONNRESET'))));
     expect(plain).toBeInstanceOf(ConnectionError);
     expect((plain as ConnectionError).cause).toBeInstanceOf(Error);
     expect((plain as ConnectionError<{ output_text: string }>).partial?.output_text).toBe('received');
@@ -159,14 +160,14 @@ describe('collectResponse', () => {
 
   it('stops reading at the terminal event: a [DONE] and garbage after it are never read', async () => {
     const listener = new ResponseStreamListener();
-    const sse = `${toSse(textScript().events)}data: [DONE]\n\ndata: not json\n\n`;
+    const sse = `${sseText(textScript().events, { named: true })}data: [DONE]\n\ndata: not json\n\n`;
     const response = await collectResponse(sse, { listener });
     expect(response.output_text).toBe(TEXT);
     expect(listener.events).toHaveLength(textScript().events.length);
   });
 
   it('a source that breaks after the terminal event does not undo the success', async () => {
-    const sse = toSse(textScript().events);
+    const sse = sseText(textScript().events, { named: true });
     const response = await collectResponse(streamOf(chunks(sse, 4096), new Error('reset after the end')));
     expect(response.output_text).toBe(TEXT);
   });
@@ -174,7 +175,7 @@ describe('collectResponse', () => {
   it('an abort rejects with AbortError carrying the partial response', async () => {
     const controller = new AbortController();
     const s = new Script().start().message(0, 'msg_1', ['partial ', 'text']);
-    const sent = chunks(toSse(s.events), 64);
+    const sent = chunks(sseText(s.events, { named: true }), 64);
     let i = 0;
     const stalled = new ReadableStream<Uint8Array>({
       pull(c) {
@@ -191,7 +192,7 @@ describe('collectResponse', () => {
 
 describe('collectResponse properties', () => {
   it('any chunking of the bytes gives the same response', async () => {
-    const bytes = new TextEncoder().encode(toSse(parallelCallsScript().events));
+    const bytes = new TextEncoder().encode(sseText(parallelCallsScript().events, { named: true }));
     const expected = await collectResponse(streamOf([bytes]));
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), async (cuts) => {
@@ -207,7 +208,7 @@ describe('collectResponse properties', () => {
     const events = textScript().events;
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: events.length }), async (n) => {
-        const outcome = await collectResponse(toSse(events.slice(0, n))).then(
+        const outcome = await collectResponse(sseText(events.slice(0, n), { named: true })).then(
           (response) => ({ response, error: undefined }),
           (error: StreamIncompleteError<ResponseObject>) => ({ response: undefined, error }),
         );
@@ -255,20 +256,22 @@ function readable<T>(items: T[]): ReadableStream<T> {
 describe('collectResponse: every source form gives the same outcome', () => {
   const encoder = new TextEncoder();
   const streams = {
-    text: toSse(textScript().events),
-    'tool calls': toSse(parallelCallsScript().events),
-    cut: toSse(parallelCallsScript().events.slice(0, 9)),
-    'error first': toSse([{ type: 'error', code: 'server_error', message: 'Upstream died' }]),
-    'error after output': toSse(
+    text: sseText(textScript().events, { named: true }),
+    'tool calls': sseText(parallelCallsScript().events, { named: true }),
+    cut: sseText(parallelCallsScript().events.slice(0, 9), { named: true }),
+    'error first': sseText([{ type: 'error', code: 'server_error', message: 'Upstream died' }], { named: true }),
+    'error after output': sseText(
       new Script().start().message(0, 'msg_1', ['so far']).add('error', { error: { code: 'x', message: 'gone' } }).events,
+      { named: true },
     ),
-    failed: toSse(
+    failed: sseText(
       new Script()
         .start()
         .add('response.failed', { response: baseResponse({ status: 'failed', error: { code: 'server_error', message: 'no' } }) })
         .events,
+      { named: true },
     ),
-    'not JSON': `${toSse(new Script().start().message(0, 'msg_1', ['é']).events)}data: {oops\n\n`,
+    'not JSON': `${sseText(new Script().start().message(0, 'msg_1', ['é']).events, { named: true })}data: {oops\n\n`,
     empty: '',
   };
 
@@ -304,18 +307,20 @@ describe('collectResponse: every source form gives the same outcome', () => {
 
 describe('record and replay', () => {
   const cases = {
-    completed: toSse(textScript().events),
-    'tool calls': toSse(parallelCallsScript().events),
-    failed: toSse(
+    completed: sseText(textScript().events, { named: true }),
+    'tool calls': sseText(parallelCallsScript().events, { named: true }),
+    failed: sseText(
       new Script()
         .start()
         .message(0, 'msg_1', ['x'])
         .add('response.failed', { response: baseResponse({ status: 'failed', error: { code: 'server_error', message: 'no' } }) })
         .events,
+      { named: true },
     ),
-    cut: toSse(textScript().events.slice(0, 12)),
-    'with unknown and after-terminal events': `${toSse([{ type: 'response.future', sequence_number: 0 }])}${toSse(
+    cut: sseText(textScript().events.slice(0, 12), { named: true }),
+    'with unknown and after-terminal events': `${sseText([{ type: 'response.future', sequence_number: 0 }], { named: true })}${sseText(
       textScript().events,
+      { named: true },
     )}data: [DONE]\n\n`,
   };
 

@@ -2,7 +2,6 @@
  * Responses streams shaped like the real API (field names from OpenAI's streaming event reference): each builder
  * returns the ordered event objects, numbered by `sequence_number` like the server does.
  */
-import { encodeSse } from '@ai4ts/sse';
 
 export type Json = Record<string, unknown>;
 
@@ -184,33 +183,10 @@ export function textScript(): Script {
     ]);
 }
 
-/** Events as the server writes them: `event: <type>` and the JSON data, each block ended by a blank line. */
-export function toSse(events: readonly unknown[]): string {
-  let out = '';
-  for (const event of events) {
-    const type = (event as Json).type;
-    out += encodeSse(typeof type === 'string' ? { event: type, data: JSON.stringify(event) } : { data: String(event) });
-  }
-  return out;
-}
-
 /** `text` as UTF-8 bytes cut into pieces of `size` bytes (splitting multi-byte characters on purpose). */
 export function chunks(text: string, size: number): Uint8Array[] {
   const bytes = new TextEncoder().encode(text);
   const out: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
   return out;
-}
-
-/** A ReadableStream of the given chunks, optionally failing with `error` after them. */
-export function streamOf(parts: Uint8Array[], error?: unknown): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream({
-    pull(controller) {
-      const part = parts[i++];
-      if (part) controller.enqueue(part);
-      else if (error !== undefined) controller.error(error);
-      else controller.close();
-    },
-  });
 }

@@ -1,9 +1,7 @@
 /**
  * The Responses tool loop against @ai4ts/testing's scripted model; the round trips of vendor fields keep a
- * hand-rolled node:http server, since the scripted model cannot put unknown fields on the items it streams.
+ * test kit node:http server, since the scripted model cannot put unknown fields on the items it streams.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { AbortError, defineTool, Transport } from '@ai4ts/core';
 import { toResponsesTool } from '../src/index.js';
 import {
@@ -14,20 +12,17 @@ import {
 } from '@ai4ts/responses';
 import { type MockModel, type MockTurn, type MockUsage, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serve, sseText, type TestServer } from '@ai4ts/test-kit';
 import * as z from 'zod';
-import { type Json, messageItem, Script, toSse } from './fixtures.js';
+import { type Json, messageItem, Script } from './fixtures.js';
 
 let model: MockModel | undefined;
-let server: Server | undefined;
+let server: TestServer | undefined;
 afterEach(async () => {
   await model?.close();
   model = undefined;
-  const current = server;
+  await server?.close();
   server = undefined;
-  if (current) {
-    current.closeAllConnections();
-    await new Promise<void>((resolve) => current.close(() => resolve()));
-  }
 });
 
 /** Starts the scripted model; `bodies()` and `model.requests` show what the loop sent. */
@@ -301,28 +296,20 @@ describe('the loop request on the wire', () => {
 // Hand-rolled: the scripted model cannot stream items with vendor fields, nor a terminal event with an empty output.
 describe('round trips stay exact', () => {
   /** Serves one scripted stream per request, in order, and records every request body. */
-  async function serve(scripts: Script[]): Promise<{ transport: Transport; bodies: Json[] }> {
+  async function serveScripts(scripts: Script[]): Promise<{ transport: Transport; bodies: Json[] }> {
     const bodies: Json[] = [];
-    server = createServer((req, res) => {
-      let text = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      req.once('end', () => {
-        bodies.push(JSON.parse(text) as Json);
-        const script = scripts[bodies.length - 1];
-        if (!script) {
-          res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(toSse(script.events));
-      });
+    const running = await serve((_req, res, n) => {
+      bodies.push(JSON.parse(running.bodies[n - 1] ?? '') as Json);
+      const script = scripts[n - 1];
+      if (!script) {
+        res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(sseText(script.events, { named: true }));
     });
-    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const transport = new Transport({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    server = running;
+    const transport = new Transport({ baseURL: running.baseURL, apiKey: 'sk-test', maxRetries: 0 });
     return { transport, bodies };
   }
 
@@ -376,7 +363,7 @@ describe('round trips stay exact', () => {
 
   it('store: false sends every output item back exactly as received, unknown fields included', async () => {
     const { script, reasoning, call } = vendorTurn();
-    const { transport, bodies } = await serve([script, answerScript('resp_2', 'Noon.')]);
+    const { transport, bodies } = await serveScripts([script, answerScript('resp_2', 'Noon.')]);
     await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', store: false, tools: [getTime] });
     expect(bodies[1]).toEqual({
       model: 'gpt-5',
@@ -394,7 +381,7 @@ describe('round trips stay exact', () => {
 
   it('store not false continues by previous_response_id and keeps the exact items in the transcript', async () => {
     const { script, reasoning, call } = vendorTurn();
-    const { transport, bodies } = await serve([script, answerScript('resp_2', 'Noon.')]);
+    const { transport, bodies } = await serveScripts([script, answerScript('resp_2', 'Noon.')]);
     const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools: [getTime] });
     expect(bodies[1]).toEqual({
       model: 'gpt-5',

@@ -5,13 +5,13 @@
 import { ApiError, Transport } from '@ai4ts/core';
 import { ResponseStreamListener, streamResponse } from '@ai4ts/responses';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serve, startSse, type TestServer } from '../../core/test/http-server.js';
-import { messageItem, Script, textScript, toSse } from './fixtures.js';
+import { serve, sseText, startSse, type TestServer } from '@ai4ts/test-kit';
+import { messageItem, Script, textScript } from './fixtures.js';
 
 let server: TestServer | undefined;
 
 afterEach(async () => {
-  await server?.stop();
+  await server?.close();
   server = undefined;
 });
 
@@ -22,14 +22,14 @@ const serverError = { type: 'error', code: 'server_error', message: 'try again',
 async function failingOnce(first: string): Promise<Transport> {
   server = await serve((_req, res, n) => {
     startSse(res);
-    res.end(n === 1 ? first : toSse(textScript().events));
+    res.end(n === 1 ? first : sseText(textScript().events, { named: true }));
   });
-  return new Transport({ baseURL: server.url, apiKey: 'sk-local', backoff: { initialMs: 1 } });
+  return new Transport({ baseURL: server.baseURL, apiKey: 'sk-local', backoff: { initialMs: 1 } });
 }
 
 describe('Responses stream retries before the first event', () => {
   it('a server_error first event is sent again', async () => {
-    const transport = await failingOnce(toSse([serverError]));
+    const transport = await failingOnce(sseText([serverError], { named: true }));
     const stream = streamResponse(transport, request);
     const retries: unknown[] = [];
     stream.on('retry', (event) => retries.push(event));
@@ -42,7 +42,7 @@ describe('Responses stream retries before the first event', () => {
 
   it('never after response.created: the error keeps its partial', async () => {
     const started = new Script().start().events;
-    const transport = await failingOnce(toSse([...started, { ...serverError, sequence_number: 2 }]));
+    const transport = await failingOnce(sseText([...started, { ...serverError, sequence_number: 2 }], { named: true }));
     const error: unknown = await streamResponse(transport, request).final().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'server_error', partial: { id: 'resp_1' } });

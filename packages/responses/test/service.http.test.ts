@@ -1,9 +1,8 @@
 /**
  * ResponsesService over real sockets on 127.0.0.1: ordinary answers against @ai4ts/testing's scripted model;
- * byte-level chunking, stalls, aborts and cuts mid-event against hand-rolled node:http servers.
+ * byte-level chunking, stalls, aborts and cuts mid-event against the test kit's node:http server.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import {
   AbortError,
   Ai4tsError,
@@ -17,49 +16,24 @@ import {
 import { type ResponseObject, ResponsesService } from '@ai4ts/responses';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Script, textScript, toSse } from './fixtures.js';
-
-interface TestServer {
-  url: string;
-  /** Resolves when the response is closed, by either side. */
-  closed: Promise<void>;
-  stop(): Promise<void>;
-}
+import { serve, sseText, startSse, type TestServer } from '@ai4ts/test-kit';
+import { Script, textScript } from './fixtures.js';
 
 let running: TestServer | undefined;
 let model: MockModel | undefined;
 afterEach(async () => {
-  await running?.stop();
+  await running?.close();
   running = undefined;
   await model?.close();
   model = undefined;
 });
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
-  let onClose = () => {};
-  const closed = new Promise<void>((resolve) => {
-    onClose = resolve;
+/** A test server whose SSE headers go out at once, before `handler` writes the body. */
+async function serveSse(handler: (res: ServerResponse) => void): Promise<TestServer> {
+  running = await serve((_req, res) => {
+    startSse(res);
+    handler(res);
   });
-  const server: Server = createServer((req, res) => {
-    res.once('close', onClose);
-    req.resume();
-    req.once('end', () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.flushHeaders();
-      handler(req, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  running = {
-    url: `http://127.0.0.1:${port}/v1`,
-    closed,
-    stop: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
   return running;
 }
 
@@ -171,8 +145,8 @@ describe('ResponsesService against the scripted model', () => {
 // Hand-rolled: these need byte-level chunking, a stall, a cut mid-event, or to see the server's side of the socket close.
 describe('ResponsesService over node:http', () => {
   it('reads a stream delivered in small chunks with multi-byte characters split', async () => {
-    const server = await serve((_req, res) => dribble(res, toSse(textScript().events), 7, () => res.end()));
-    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    const server = await serveSse((res) => dribble(res, sseText(textScript().events, { named: true }), 7, () => res.end()));
+    const stream = responses(server.baseURL).stream({ model: 'gpt-5', input: 'x' });
     const deltas: string[] = [];
     stream.on('content', (e) => deltas.push(e.delta));
     const response = await stream.final();
@@ -183,39 +157,39 @@ describe('ResponsesService over node:http', () => {
   it('abort() mid-stream releases the socket and rejects with AbortError carrying the partial', async () => {
     const s = new Script().start().message(0, 'msg_1', ['first ', 'words']);
     // Everything but the terminal event, then the server stalls.
-    const server = await serve((_req, res) => res.write(toSse(s.events)));
-    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    const server = await serveSse((res) => res.write(sseText(s.events, { named: true })));
+    const stream = responses(server.baseURL).stream({ model: 'gpt-5', input: 'x' });
     stream.on('event', (event) => {
       if (event.type === 'response.output_item.done') stream.abort();
     });
     const error = await stream.final().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AbortError);
     expect(partialOf(error)?.output_text).toBe('first words');
-    await server.closed;
+    await server.closed(1);
   });
 
   it('leaving a for-await loop early aborts the request and closes the connection', async () => {
     const s = new Script().start().message(0, 'msg_1', ['a', 'b', 'c']);
-    const server = await serve((_req, res) => res.write(toSse(s.events)));
-    const stream = responses(server.url).stream({ model: 'gpt-5', input: 'x' });
+    const server = await serveSse((res) => res.write(sseText(s.events, { named: true })));
+    const stream = responses(server.baseURL).stream({ model: 'gpt-5', input: 'x' });
     const deltas: string[] = [];
     for await (const event of stream) {
       if (event.type === 'content') deltas.push(event.delta);
       if (deltas.length === 2) break;
     }
     expect(deltas).toEqual(['a', 'b']);
-    await server.closed;
+    await server.closed(1);
     await expect(stream.final()).rejects.toBeInstanceOf(AbortError);
   });
 
   it('a connection cut mid-event gives ConnectionError with the partial', async () => {
     const s = new Script().start().message(0, 'msg_1', ['kept']);
-    const sse = toSse(s.events);
-    const server = await serve((_req, res) => {
+    const sse = sseText(s.events, { named: true });
+    const server = await serveSse((res) => {
       res.write(`${sse}event: response.output_text.delta\ndata: {"type":"resp`);
       setImmediate(() => res.socket?.destroy());
     });
-    const error = await responses(server.url)
+    const error = await responses(server.baseURL)
       .stream({ model: 'gpt-5', input: 'x' })
       .final()
       .catch((e: unknown) => e);
@@ -225,15 +199,15 @@ describe('ResponsesService over node:http', () => {
 
   it('a stall past idleTimeout gives TimeoutError with the partial and closes the connection', async () => {
     const s = new Script().start().message(0, 'msg_1', ['before ', 'the stall']);
-    const server = await serve((_req, res) => res.write(toSse(s.events)));
-    const error = await responses(server.url)
+    const server = await serveSse((res) => res.write(sseText(s.events, { named: true })));
+    const error = await responses(server.baseURL)
       .stream({ model: 'gpt-5', input: 'x' }, { idleTimeout: 200 })
       .final()
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as TimeoutError).phase).toBe('idle');
     expect(partialOf(error)?.output_text).toBe('before the stall');
-    await server.closed;
+    await server.closed(1);
   });
 
   // resume() built its handle by hand, without the retry and the model call every other handle gets: a resumed
@@ -243,12 +217,13 @@ describe('ResponsesService over node:http', () => {
     let attempts = 0;
     running = await serve((req, res) => {
       attempts += 1;
+      startSse(res);
       // The first attempt closes before any event: a stream that may be sent again.
       if (attempts === 1) return res.end();
       const after = Number(new URL(req.url ?? '', 'http://x').searchParams.get('starting_after'));
-      res.end(toSse(all.filter((e) => (e.sequence_number as number) > after)));
+      res.end(sseText(all.filter((e) => (e.sequence_number as number) > after), { named: true }));
     });
-    const transport = new Transport({ baseURL: running.url, apiKey: 'sk-test', maxRetries: 1, backoff: { initialMs: 1 } });
+    const transport = new Transport({ baseURL: running.baseURL, apiKey: 'sk-test', maxRetries: 1, backoff: { initialMs: 1 } });
     const seen: string[] = [];
     transport.use(async (ctx, next) => {
       seen.push(`${ctx.protocol} stream=${ctx.stream}`);

@@ -5,7 +5,8 @@ import { toFinishReason } from '../src/convert.js';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { baseResponse, type Json, messageItem, parallelCallsScript, Script, textScript, toSse } from './fixtures.js';
+import { sseText } from '@ai4ts/test-kit';
+import { baseResponse, type Json, messageItem, parallelCallsScript, Script, textScript } from './fixtures.js';
 
 const API = 'http://api.test/v1';
 const TEXT = 'Paris is the capital of France — café ☕';
@@ -40,7 +41,7 @@ function answer(reply: (url: URL) => Response): void {
 }
 
 const sse = (events: readonly unknown[]) =>
-  new HttpResponse(toSse(events), { headers: { 'content-type': 'text/event-stream' } });
+  new HttpResponse(sseText(events, { named: true }), { headers: { 'content-type': 'text/event-stream' } });
 
 function service(): ResponsesService {
   return new ResponsesService(new Transport({ baseURL: API, apiKey: 'sk-test', maxRetries: 0 }));

@@ -1,7 +1,7 @@
 /** ResponseStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
 import { ResponseStream, ResponseStreamListener } from '@ai4ts/responses';
-import { describeStreamHandle, dripped, firstContent } from '../../core/test/handle-suite.js';
-import { Script, textScript, toSse } from './fixtures.js';
+import { describeStreamHandle, dripped, firstContent, sseText } from '@ai4ts/test-kit';
+import { Script, textScript } from './fixtures.js';
 
 /** A handle over `sse` served block by block (see `dripped`); `arrived` resolves at the first content event. */
 function scripted(sse: string, hang = false): { handle: ResponseStream; arrived: Promise<void> } {
@@ -13,7 +13,7 @@ const failing = new Script().start().message(0, 'msg_1', ['so ', 'far']);
 failing.add('error', { code: 'server_error', message: 'Upstream died' });
 
 describeStreamHandle('ResponseStream', {
-  ok: () => scripted(toSse(textScript().events)).handle,
-  failing: () => scripted(toSse(failing.events)).handle,
-  hanging: () => scripted(toSse(new Script().start().message(0, 'msg_1', ['a', 'b']).events.slice(0, -3)), true),
+  ok: () => scripted(sseText(textScript().events, { named: true })).handle,
+  failing: () => scripted(sseText(failing.events, { named: true })).handle,
+  hanging: () => scripted(sseText(new Script().start().message(0, 'msg_1', ['a', 'b']).events.slice(0, -3), { named: true }), true),
 });

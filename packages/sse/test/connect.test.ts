@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connectSse, isRetryableStatus, type SseEvent, SseError } from '@ai4ts/sse';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, closed, SSE_HEADERS, serve, sleep } from './server.js';
+import { closeAll, closed, SSE_HEADERS, serve, sleep } from '@ai4ts/test-kit';
 
 afterEach(closeAll);
 
@@ -13,13 +13,11 @@ interface Seen {
   body: string;
 }
 
-/** A server that answers the n-th request with `script[n]`, and records what each request carried. */
+/** A server that answers request n (1-based) with `script[n - 1]`, and records what each request carried. */
 async function scripted(script: ((res: ServerResponse, req: IncomingMessage) => void | Promise<void>)[]) {
   const seen: Seen[] = [];
-  const server = await serve(async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const n = seen.length;
+  const server = await serve(async (req, res, n) => {
+    const body = server.bodies[n - 1] ?? '';
     seen.push({
       method: req.method,
       lastEventId: req.headers['last-event-id'] as string | undefined,
@@ -27,7 +25,7 @@ async function scripted(script: ((res: ServerResponse, req: IncomingMessage) => 
       custom: req.headers['x-custom'] as string | undefined,
       body,
     });
-    const step = script[n];
+    const step = script[n - 1];
     if (step) await step(res, req);
     else {
       res.writeHead(204);

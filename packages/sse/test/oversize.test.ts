@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_EVENT_SIZE, parseSse } from '@ai4ts/sse';
 import { afterEach, expect, it } from 'vitest';
-import { closeAll, closed, SSE_HEADERS, serve } from './server.js';
+import { closeAll, closed, SSE_HEADERS, serve } from '@ai4ts/test-kit';
 
 afterEach(closeAll);
 

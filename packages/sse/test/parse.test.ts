@@ -2,7 +2,7 @@ import { parseSse, type SseEvent, SseError } from '@ai4ts/sse';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, closed, SSE_HEADERS, serve, sleep } from './server.js';
+import { closeAll, closed, SSE_HEADERS, serve, sleep } from '@ai4ts/test-kit';
 
 afterEach(closeAll);
 

@@ -1,7 +1,8 @@
 import { encodeSse, SseDecoder, SseError, type SseEvent, type SseMessage } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Decoded, decodeAll, splitAt } from './helpers.js';
+import { splitAt } from '@ai4ts/test-kit';
+import { type Decoded, decodeAll } from './helpers.js';
 
 const encoder = new TextEncoder();
 

@@ -1,5 +1,5 @@
 /** The answer to a non-streaming request, read the same way by every protocol's `create`. */
-import { ApiError, isRecord, ProtocolError } from '../errors.js';
+import { ApiError, isRecord } from '../errors.js';
 import { collectInto, type StreamListener } from '../listener.js';
 import { readJsonBody } from './json-body.js';
 import { withOwnSignal } from './signal.js';

@@ -3,7 +3,7 @@
  * notice; import from `@ai4ts/core` instead.
  */
 export { isRecord, retryAfterMs, truncate } from '../errors.js';
-export { addUsage } from '../events.js';
+export { addUsage, isStreamEventType, STREAM_EVENT_TYPES } from '../events.js';
 export { sseEventsOf } from '../source.js';
 export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/content.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
@@ -30,6 +30,7 @@ export { getOwn, setOwn } from './own.js';
 export { checkRequest, positiveInt } from './check.js';
 export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
+export { assertNever } from './never.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
 export { hasOutput, runOutputRequest, streamOutputRequest } from '../output/request.js';

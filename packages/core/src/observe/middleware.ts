@@ -5,7 +5,7 @@
  */
 import type { EventEmitter } from 'eventemitter3';
 import { Ai4tsError } from '../errors.js';
-import { STREAM_EVENT_NAMES, type StreamEvent } from '../events.js';
+import { isStreamEventType, type StreamEvent } from '../events.js';
 
 /**
  * Rewrites one normalized event of a streamed answer: return it, a replacement, or several events in its place (an
@@ -70,8 +70,6 @@ export function runMiddleware(
   return dispatch(0);
 }
 
-const TRANSFORMED: ReadonlySet<string> = new Set(STREAM_EVENT_NAMES);
-
 /**
  * Makes `emitter` (a protocol listener) emit each stream event through `transforms`, in order, so that every
  * subscriber gets the rewritten events. Installed on the one emitter of a call only when a middleware registered a
@@ -85,7 +83,7 @@ export function transformEmits<Events extends EventEmitter.ValidEventTypes>(
   const target = emitter as unknown as EventEmitter<string>;
   const emit = target.emit.bind(target);
   target.emit = (name, ...args) => {
-    if (!TRANSFORMED.has(name)) return emit(name, ...args);
+    if (!isStreamEventType(name)) return emit(name, ...args);
     let events: readonly StreamEvent[] = [args[0]];
     for (const transform of transforms) events = events.flatMap((event) => transform(event));
     for (const event of events) emit(event.type, event);

@@ -1,3 +1,4 @@
+/** The monotonicity rule of partial JSON values, as tests of partial parsing and of `object` events check it. */
 import { expect } from 'vitest';
 
 /**
