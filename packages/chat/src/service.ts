@@ -54,7 +54,7 @@ export function chatToolLoopAdapter(
   return new ChatService(transport).loopAdapter(options);
 }
 
-const entryPoints = toolLoopEntryPoints(chatToolLoopAdapter);
+const entryPoints = toolLoopEntryPoints((transport) => new ChatService(transport));
 
 /**
  * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its

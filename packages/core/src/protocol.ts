@@ -9,13 +9,13 @@ import type * as z from 'zod';
 import type { SseEvent } from '@ai4ts/sse';
 import type { ModelCall, ModelProtocol } from './observe/call.js';
 import { sendCreate } from './internal/create.js';
-import { hasOutput, runOutputRequest, streamOutputRequest } from './output/request.js';
+import { outputOf } from './output/output.js';
 import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
 import type { NormalizedEvent } from './events.js';
 import type { StreamListener } from './listener.js';
 import type { Tool } from './tools/define.js';
-import { runToolLoop, type ToolLoopAdapter, type ToolLoopResult } from './tools/loop.js';
+import { runToolLoop, type ToolLoopAdapter, type ToolLoopOptions, type ToolLoopResult } from './tools/loop.js';
 import { callOptionsOf, type LoopFields, type LoopRequestShape, loopOptionsOf, type SdkFields } from './tools/request.js';
 import { streamToolLoop, type ToolLoopStream } from './tools/stream.js';
 import type { ProviderQuirks } from './transport/providers.js';
@@ -124,7 +124,7 @@ export class ProtocolService<
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   create(request: Request, options?: Options): Promise<Final>;
   async create(request: Request, options?: Options): Promise<Final | ToolLoopResult<LoopRequest, Final, Message>> {
-    if (hasOutput(request)) return runOutputRequest(this.loopAdapter(options), request, options?.signal);
+    if (outputOf(request)) return runToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
     const body = definition.createBody(definition.toWireRequest(request, quirks), quirks);
@@ -146,7 +146,7 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   stream(request: Request, options?: Options): Stream;
   stream(request: Request, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
-    if (hasOutput(request)) return streamOutputRequest(this.loopAdapter(options), request, options?.signal);
+    if (outputOf(request)) return streamToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const wire = this.definition.toWireRequest(request, this.transport.provider.quirks);
     return this.#streamWire(wire, options, callOptionsOf(request, options ?? {}));
   }
@@ -207,6 +207,20 @@ export class ProtocolService<
     const { signal, ...sent } = options;
     const call = this.transport.call(this.definition, body, sent);
     return new this.definition.Stream(listener, open(call, sent), signal, this.transport.streamRetry(sent), call);
+  }
+
+  /**
+   * A plain request with `output`: the tool loop's engine for one step, so the answer is read exactly as the loop reads
+   * its last one (`object` validated, `object` events while it streams, a refusal or an invalid answer as the same
+   * typed errors). No tool runs: a call goes back to the caller (`finishReason: 'tool_calls'`), and `repair`, which
+   * asks again, needs the loop.
+   */
+  #outputStep(request: LoopRequest, options: Options | undefined): ToolLoopOptions<LoopRequest, Final> {
+    const step: ToolLoopOptions<LoopRequest, Final> = { maxSteps: 1, passThroughToolCalls: true };
+    if (request.output !== undefined) step.output = request.output;
+    if (request.telemetry !== undefined) step.telemetry = request.telemetry;
+    if (options?.signal !== undefined) step.signal = options.signal;
+    return step;
   }
 
   /**

@@ -54,7 +54,7 @@ export function messagesToolLoopAdapter(
   return new MessagesService(transport).loopAdapter(options);
 }
 
-const entryPoints = toolLoopEntryPoints(messagesToolLoopAdapter);
+const entryPoints = toolLoopEntryPoints((transport) => new MessagesService(transport));
 
 /**
  * Runs the tool loop over Anthropic Messages to the end. Its settings come from the request (`tools`, `maxSteps`,

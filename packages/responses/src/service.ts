@@ -114,7 +114,7 @@ export function responsesToolLoopAdapter(
   return new ResponsesService(transport).loopAdapter(requestOptions);
 }
 
-const entryPoints = toolLoopEntryPoints(responsesToolLoopAdapter);
+const entryPoints = toolLoopEntryPoints((transport) => new ResponsesService(transport));
 
 /**
  * Runs the tool loop over the Responses API and resolves to its result. Its settings come from the request (the

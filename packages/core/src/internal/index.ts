@@ -33,7 +33,6 @@ export { emitByType } from './emit.js';
 export { assertNever } from './never.js';
 export { forwardStep } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
-export { hasOutput, runOutputRequest, streamOutputRequest } from '../output/request.js';
 export {
   type LoopTurns,
   type ProtocolDefinition,

@@ -1,24 +1,26 @@
 /**
- * A protocol's two tool-loop entry points (`run*ToolLoop`, `stream*ToolLoop`), made once from its adapter: the loop's
- * settings come from the request, the options apply to every step, and a request with `output` types the result's
- * `object` (and the `object` events) as the schema's output.
+ * A protocol's two tool-loop functions (`run*ToolLoop`, `stream*ToolLoop`): its service's `runLoop` and `streamLoop`
+ * with the transport as first argument, typed as the service types them (a request with `output` types the
+ * result's `object` and the `object` events as the schema's output).
  */
 import type * as z from 'zod';
-import type { RequestOptions, Transport } from '../transport/transport.js';
-import { runToolLoop, type ToolLoopAdapter, type ToolLoopResult } from './loop.js';
-import { type LoopFields, type LoopRequestShape, loopOptionsOf, type SdkFields } from './request.js';
-import { type OutputLoopStream, streamToolLoop, type ToolLoopStream } from './stream.js';
+import type { OutputLoopStream, ToolLoopStream } from './stream.js';
+import type { ToolLoopResult } from './loop.js';
+import type { Transport } from '../transport/transport.js';
+
+/** What the loop functions need of a protocol's service (core's `ProtocolService` is one). */
+interface LoopCalls<Request, Completion, Message, Options> {
+  runLoop(request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>>;
+  streamLoop(request: Request, options?: Options): ToolLoopStream<Request, Completion, Message>;
+}
 
 /**
  * `run` resolves to the loop's result, `stream` starts it as one event stream over all steps (it starts now, and
  * `final()` resolves or rejects like `run`). `options.signal` aborts the loop.
  */
-export function toolLoopEntryPoints<
-  Request extends LoopFields<Request, Completion> & LoopRequestShape & SdkFields,
-  Completion,
-  Message,
-  Options extends RequestOptions,
->(adapter: (transport: Transport, options?: Options) => ToolLoopAdapter<Request, Completion, Message>) {
+export function toolLoopEntryPoints<Request, Completion, Message, Options>(
+  service: (transport: Transport) => LoopCalls<Request, Completion, Message, Options>,
+) {
   function run<S extends z.ZodType>(
     transport: Transport,
     request: Request & { output: S },
@@ -26,7 +28,7 @@ export function toolLoopEntryPoints<
   ): Promise<ToolLoopResult<Request, Completion, Message, z.output<S>>>;
   function run(transport: Transport, request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>>;
   function run(transport: Transport, request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>> {
-    return runToolLoop(adapter(transport, options), request, loopOptionsOf(request, options?.signal));
+    return service(transport).runLoop(request, options);
   }
   function stream<S extends z.ZodType>(
     transport: Transport,
@@ -35,7 +37,7 @@ export function toolLoopEntryPoints<
   ): OutputLoopStream<Request, Completion, Message, z.output<S>>;
   function stream(transport: Transport, request: Request, options?: Options): ToolLoopStream<Request, Completion, Message>;
   function stream(transport: Transport, request: Request, options?: Options): ToolLoopStream<Request, Completion, Message> {
-    return streamToolLoop(adapter(transport, options), request, loopOptionsOf(request, options?.signal));
+    return service(transport).streamLoop(request, options);
   }
   return { run, stream };
 }
