@@ -4,7 +4,7 @@
  * piece the source hands out and once more after the collector returned. The figure is the peak above the RSS of
  * a collected heap before the run, against the final completion's size (its text, one byte per character: ASCII).
  * The same for a Responses stream with `collectResponse`, whose listener keeps no event trace unless asked
- * (`new ResponseStreamListener({ trace: true })`).
+ * (`new ResponsesStreamListener({ trace: true })`).
  *
  * Run through `npm run bench -- memory`.
  */

@@ -7,7 +7,7 @@
  */
 import {
   type ChatCompletion,
-  type ChatCompletionRequest,
+  type ChatCompletionCreateParams,
   type ChatLoopRequest,
   type ChatMessage,
   type ChatRequestOptions,
@@ -29,32 +29,32 @@ import {
 import {
   type Message,
   type MessageCreateParams,
-  type MessageLoopRequest,
+  type MessagesLoopRequest,
   type MessageParam,
-  type MessageRequestOptions,
+  type MessagesRequestOptions,
   MessagesService,
-  type MessageStream,
+  type MessagesStream,
 } from '@ai4ts/messages';
 import {
-  type ResponseCreateRequest,
+  type ResponseCreateParams,
   type ResponseInputItem,
-  type ResponseLoopRequest,
+  type ResponsesLoopRequest,
   type ResponseObject,
-  type ResponseRequestOptions,
+  type ResponsesRequestOptions,
   ResponsesService,
-  type ResponseStream,
+  type ResponsesStream,
 } from '@ai4ts/responses';
 
 /** What a middleware sees of a Chat Completions request; `request` is the wire request. */
 export interface ChatMiddlewareContext extends ModelContext {
   readonly protocol: 'chat';
-  request: ChatCompletionRequest;
+  request: ChatCompletionCreateParams;
 }
 
 /** What a middleware sees of a Responses request. */
 export interface ResponsesMiddlewareContext extends ModelContext {
   readonly protocol: 'responses';
-  request: ResponseCreateRequest;
+  request: ResponseCreateParams;
 }
 
 /** What a middleware sees of a Messages request. */
@@ -163,7 +163,7 @@ function runsPlain<Request extends LoopRequestShape, LoopRequest extends LoopReq
 
 /** Chat Completions behind the front door. */
 export type ChatClient = ProtocolClient<
-  ChatCompletionRequest,
+  ChatCompletionCreateParams,
   ChatLoopRequest,
   ChatRequestOptions,
   ChatCompletion,
@@ -174,20 +174,20 @@ export type ChatClient = ProtocolClient<
 /** Anthropic Messages behind the front door. */
 export type MessagesClient = ProtocolClient<
   MessageCreateParams,
-  MessageLoopRequest,
-  MessageRequestOptions,
+  MessagesLoopRequest,
+  MessagesRequestOptions,
   Message,
-  MessageStream,
+  MessagesStream,
   MessageParam
 >;
 
 /** OpenAI Responses behind the front door, with the Responses API's own calls beside `create` and `stream`. */
 export class ResponsesClient extends ProtocolClient<
-  ResponseCreateRequest,
-  ResponseLoopRequest,
-  ResponseRequestOptions,
+  ResponseCreateParams,
+  ResponsesLoopRequest,
+  ResponsesRequestOptions,
   ResponseObject,
-  ResponseStream,
+  ResponsesStream,
   ResponseInputItem
 > {
   /** The plain service: `resume`, `retrieve` and `delete` of stored and background responses. */

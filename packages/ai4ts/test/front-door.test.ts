@@ -11,11 +11,11 @@ import {
   type ChatToolLoopResult,
   defineTool,
   type Message,
-  MessageStream,
+  MessagesStream,
   type MessagesToolLoopResult,
   type ResponseObject,
   type ResponsesToolLoopStream,
-  ResponseStream,
+  ResponsesStream,
   ToolLoopStream,
 } from 'ai4ts';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
@@ -56,11 +56,11 @@ describe('the overloads type what runs', () => {
     expectTypeOf(chatStream).toEqualTypeOf<ChatStream>();
     expect(chatStream).toBeInstanceOf(ChatStream);
     const responseStream = c.responses.stream(responsesRequest, { idleTimeout: 5_000 });
-    expectTypeOf(responseStream).toEqualTypeOf<ResponseStream>();
-    expect(responseStream).toBeInstanceOf(ResponseStream);
+    expectTypeOf(responseStream).toEqualTypeOf<ResponsesStream>();
+    expect(responseStream).toBeInstanceOf(ResponsesStream);
     const messageStream = c.messages.stream(messagesRequest, { idleTimeout: 5_000 });
-    expectTypeOf(messageStream).toEqualTypeOf<MessageStream>();
-    expect(messageStream).toBeInstanceOf(MessageStream);
+    expectTypeOf(messageStream).toEqualTypeOf<MessagesStream>();
+    expect(messageStream).toBeInstanceOf(MessagesStream);
     await Promise.all([chatStream.final(), responseStream.final(), messageStream.final()]);
 
     // A defineTool tool or a loop field runs the loop: typed as the loop, whatever the second argument.

@@ -9,8 +9,8 @@
  */
 import { collectChatCompletion, ChatStreamListener } from '@ai4ts/chat';
 import { Ai4tsError, type StreamSource } from '@ai4ts/core';
-import { collectMessage, MessageStreamListener } from '@ai4ts/messages';
-import { collectResponse, ResponseStreamListener } from '@ai4ts/responses';
+import { collectMessage, MessagesStreamListener } from '@ai4ts/messages';
+import { collectResponse, ResponsesStreamListener } from '@ai4ts/responses';
 import type { SseEvent } from '@ai4ts/sse';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +76,7 @@ const TARGETS: Record<ProtocolName, Target> = {
   },
   responses: {
     collect: (source) => collectResponse(source),
-    listener: () => new ResponseStreamListener(),
+    listener: () => new ResponsesStreamListener(),
     types: ['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.content_part.added', 'response.content_part.done', 'response.output_text.delta', 'response.output_text.done', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.reasoning_summary_text.delta', 'response.completed', 'response.incomplete', 'response.failed', 'error'],
     keys: ['type', 'sequence_number', 'response', 'id', 'object', 'status', 'output', 'item', 'item_id', 'output_index', 'content_index', 'summary_index', 'delta', 'text', 'arguments', 'call_id', 'name', 'part', 'content', 'usage', 'input_tokens', 'output_tokens', 'error', 'code', 'message', 'annotation'],
     toolStream(calls, order) {
@@ -101,7 +101,7 @@ const TARGETS: Record<ProtocolName, Target> = {
   },
   messages: {
     collect: (source) => collectMessage(source),
-    listener: () => new MessageStreamListener(),
+    listener: () => new MessagesStreamListener(),
     types: ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop', 'ping', 'error'],
     keys: ['type', 'message', 'id', 'role', 'model', 'content', 'index', 'content_block', 'delta', 'text', 'partial_json', 'thinking', 'signature', 'input', 'name', 'usage', 'input_tokens', 'output_tokens', 'stop_reason', 'error'],
     toolStream(calls) {

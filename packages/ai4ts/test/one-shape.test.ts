@@ -9,8 +9,8 @@ import {
   type ChatStream,
   defineTool,
   LOOP_FIELDS,
-  type MessageStream,
-  type ResponseStream,
+  type MessagesStream,
+  type ResponsesStream,
   type ToolLoopEvent,
 } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -259,7 +259,7 @@ describe('one scenario through the three protocols', () => {
 
 describe('one handle type for every protocol', () => {
   // A protocol chosen at run time gives a union of handles: `.on` compiles on it as `for await` does (TS2349 before).
-  it('.on(content) on a ChatStream | ResponseStream | MessageStream picked at run time', async () => {
+  it('.on(content) on a ChatStream | ResponsesStream | MessagesStream picked at run time', async () => {
     model = await startMockModel({ script: [{ content: 'one shape' }, { content: 'one shape' }, { content: 'one shape' }] });
     const c = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
     const streams = {
@@ -268,7 +268,7 @@ describe('one handle type for every protocol', () => {
       messages: () => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }),
     };
     for (const name of ['chat', 'responses', 'messages'] as const) {
-      const stream: ChatStream | ResponseStream | MessageStream = streams[name]();
+      const stream: ChatStream | ResponsesStream | MessagesStream = streams[name]();
       const deltas: string[] = [];
       const chained = stream.on('content', (event) => deltas.push(event.delta)).on('finish', (event) => deltas.push(`|${event.finishReason}`));
       expect(chained).toBe(stream);

@@ -7,10 +7,10 @@
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import {
   Ai4ts,
-  type ChatCompletionRequest,
+  type ChatCompletionCreateParams,
   defineTool,
   type MessageCreateParams,
-  type ResponseCreateRequest,
+  type ResponseCreateParams,
 } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -74,7 +74,7 @@ async function start(): Promise<{ client: Ai4ts; model: MockModel }> {
 describe('typed requests reach the wire as written, and extraBody adds the rest', () => {
   it('chat', async () => {
     const { client, model } = await start();
-    const request: ChatCompletionRequest = {
+    const request: ChatCompletionCreateParams = {
       model: 'mock-model',
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -102,7 +102,7 @@ describe('typed requests reach the wire as written, and extraBody adds the rest'
 
   it('Responses', async () => {
     const { client, model } = await start();
-    const request: ResponseCreateRequest = {
+    const request: ResponseCreateParams = {
       model: 'mock-model',
       instructions: 'Be brief.',
       input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }],

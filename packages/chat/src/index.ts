@@ -29,3 +29,4 @@ export {
 } from './service.js';
 export { ChatStream, isChatCompletion } from './stream.js';
 export * from './types.js';
+export * from './deprecated.js';

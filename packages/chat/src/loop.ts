@@ -13,7 +13,7 @@ import type {
   WithoutTools,
 } from '@ai4ts/core';
 import type { LoopTurns } from '@ai4ts/core/internal';
-import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool } from './types.js';
+import type { ChatCompletion, ChatCompletionCreateParams, ChatMessage, ChatWireTool } from './types.js';
 
 /**
  * A chat request that runs the tool loop: the plain request's fields, `tools` that may hold `defineTool` tools, and
@@ -21,7 +21,7 @@ import type { ChatCompletion, ChatCompletionRequest, ChatMessage, ChatWireTool }
  * The hooks see this same type (`prepareStep` gets and returns one).
  */
 export interface ChatLoopRequest
-  extends WithoutTools<ChatCompletionRequest>,
+  extends WithoutTools<ChatCompletionCreateParams>,
     LoopFields<ChatLoopRequest, ChatCompletion> {
   tools?: readonly (Tool | ChatWireTool)[];
 }

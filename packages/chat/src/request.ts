@@ -2,7 +2,7 @@
 import type { ProviderQuirks, RequestOptions, StructuredOutput, Tool } from '@ai4ts/core';
 import { checkRequest, outputOf, schemaInstruction, toWireBody } from '@ai4ts/core/internal';
 import type { ChatLoopRequest } from './loop.js';
-import { type ChatCompletionRequest, ChatCompletionRequestSchema, type ChatTool } from './types.js';
+import { type ChatCompletionCreateParams, ChatCompletionCreateParamsSchema, type ChatTool } from './types.js';
 
 /** The endpoint, relative to the provider's baseURL. */
 export const CHAT_COMPLETIONS_PATH = '/chat/completions';
@@ -33,16 +33,16 @@ export function toChatTool(tool: Tool): ChatTool {
  *
  * A structured `output` becomes `response_format` (see {@link withOutput}); `quirks` are the provider's.
  *
- * @throws Ai4tsError (synchronously, no `partial`) when `model` or `messages` fail {@link ChatCompletionRequestSchema}.
+ * @throws Ai4tsError (synchronously, no `partial`) when `model` or `messages` fail {@link ChatCompletionCreateParamsSchema}.
  */
 export function toWireRequest(
-  request: ChatCompletionRequest | ChatLoopRequest,
+  request: ChatCompletionCreateParams | ChatLoopRequest,
   quirks?: ProviderQuirks,
 ): Record<string, unknown> {
   const output = outputOf(request);
   const body = toWireBody(request, toChatTool);
   if (output) withOutput(body, output, quirks?.responseFormat ?? 'json_schema');
-  checkRequest(ChatCompletionRequestSchema, body, 'chat');
+  checkRequest(ChatCompletionCreateParamsSchema, body, 'chat');
   return body;
 }
 

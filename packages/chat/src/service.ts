@@ -9,7 +9,7 @@ import type { ChatLoopRequest } from './loop.js';
 import { CHAT_PROTOCOL } from './protocol.js';
 import type { ChatRequestOptions } from './request.js';
 import type { ChatStream } from './stream.js';
-import type { ChatCompletion, ChatCompletionRequest, ChatMessage } from './types.js';
+import type { ChatCompletion, ChatCompletionCreateParams, ChatMessage } from './types.js';
 
 /**
  * Chat Completions for one Transport (one provider): `create`, `stream`, `runLoop` and `streamLoop`, with retry,
@@ -17,7 +17,7 @@ import type { ChatCompletion, ChatCompletionRequest, ChatMessage } from './types
  * always stream) is read through the same listener as `stream()`, with the provider's quirks.
  */
 export class ChatService extends ProtocolService<
-  ChatCompletionRequest,
+  ChatCompletionCreateParams,
   ChatLoopRequest,
   ChatCompletion,
   ChatMessage,
@@ -37,7 +37,7 @@ export class ChatService extends ProtocolService<
  */
 export function streamChatCompletion(
   transport: Transport,
-  request: ChatCompletionRequest,
+  request: ChatCompletionCreateParams,
   options?: ChatRequestOptions,
 ): ChatStream {
   return new ChatService(transport).stream(request, options);

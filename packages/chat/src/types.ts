@@ -145,7 +145,7 @@ export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | '
  * One plain Chat Completions request: OpenAI's documented fields (no tool-loop fields, no `defineTool` tools). A
  * misspelled or unknown field is a type error; a provider's own field goes in the options' `extraBody`.
  */
-export interface ChatCompletionRequest extends SdkFields {
+export interface ChatCompletionCreateParams extends SdkFields {
   model: string;
   messages: ChatMessage[];
   /** Audio output settings (with `modalities: ['text', 'audio']`). */
@@ -208,7 +208,7 @@ const TextContent = z.union([z.string(), z.array(z.looseObject({ type: z.string(
  * for an unknown role) without zod's discriminated-union class in every browser bundle (nor its literal class:
  * a one-value enum checks the same).
  */
-export const ChatCompletionRequestSchema = z.looseObject({
+export const ChatCompletionCreateParamsSchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   messages: z
     .array(

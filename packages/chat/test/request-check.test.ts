@@ -1,11 +1,11 @@
 import { checkRequest } from '@ai4ts/core/internal';
 import { describe, expect, it } from 'vitest';
-import { ChatCompletionRequestSchema } from '../src/types.js';
+import { ChatCompletionCreateParamsSchema } from '../src/types.js';
 
 /** The boundary check's message for a request, or undefined when it passes. */
 function problems(request: unknown): string | undefined {
   try {
-    checkRequest(ChatCompletionRequestSchema, request, 'chat');
+    checkRequest(ChatCompletionCreateParamsSchema, request, 'chat');
     return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
@@ -14,7 +14,7 @@ function problems(request: unknown): string | undefined {
 
 const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
 
-describe('ChatCompletionRequestSchema', () => {
+describe('ChatCompletionCreateParamsSchema', () => {
   it('passes every role in its wire form, provider fields included', () => {
     const messages = [
       { role: 'developer', content: 'be brief' },

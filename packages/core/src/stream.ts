@@ -103,7 +103,7 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
 
   // Each method has two signatures. The first names only the yielded events (`Item`, the same for every protocol's
   // stream) and returns its own `this` type as a type parameter, so it is identical across handles: on a
-  // `ChatStream | ResponseStream | MessageStream` chosen at run time, `.on('content', ...)` compiles as `for await`
+  // `ChatStream | ResponsesStream | MessagesStream` chosen at run time, `.on('content', ...)` compiles as `for await`
   // does (a signature returning `this` differs per class, and TypeScript calls a union only through identical
   // signatures). The second adds the protocol's own events. The implementation's `never` parameters admit both
   // signatures (it cannot be called from outside); the emitter checks nothing at run time.

@@ -2,13 +2,13 @@
  * Reads a whole Messages SSE stream, in any form, to its final message.
  */
 import { collectInto, type ReadOptions, type StreamSource } from '@ai4ts/core';
-import { MessageStreamListener } from './listener.js';
+import { MessagesStreamListener } from './listener.js';
 import type { Message } from './types.js';
 
 /** Options of {@link collectMessage}: `signal`, `maxEventSize`, and a listener to watch the events live. */
 export interface CollectMessageOptions extends ReadOptions {
   /** The listener to fold the events into; a fresh one by default. */
-  listener?: MessageStreamListener | undefined;
+  listener?: MessagesStreamListener | undefined;
 }
 
 /**
@@ -21,6 +21,6 @@ export interface CollectMessageOptions extends ReadOptions {
  * `partial` is the message so far, none before message_start.
  */
 export function collectMessage(source: StreamSource, options: CollectMessageOptions = {}): Promise<Message> {
-  const { listener = new MessageStreamListener({ trace: false }), ...read } = options;
+  const { listener = new MessagesStreamListener({ trace: false }), ...read } = options;
   return collectInto(source, listener, read);
 }

@@ -1,20 +1,20 @@
 /**
- * @ai4ts/messages: the Anthropic Messages protocol. `MessageStreamListener` folds stream events into a message and
+ * @ai4ts/messages: the Anthropic Messages protocol. `MessagesStreamListener` folds stream events into a message and
  * emits ai4ts's normalized events, `collectMessage` reads an SSE stream to a message, `MessagesService` sends plain
  * requests over a Transport, `runMessagesToolLoop` / `streamMessagesToolLoop` run the tool loop, and
  * `toChatCompletion` gives the chat-shaped view.
  */
 export { type ChatCompletionView, toChatCompletion } from './convert.js';
 export { type CollectMessageOptions, collectMessage } from './collect.js';
-export { type MessageStreamEvents, MessageStreamListener, type MessageStreamListenerOptions } from './listener.js';
+export { type MessagesStreamEvents, MessagesStreamListener, type MessagesStreamListenerOptions } from './listener.js';
 export type {
-  MessageLoopRequest,
+  MessagesLoopRequest,
   MessagesToolLoopEvent,
   MessagesToolLoopResult,
   MessagesToolLoopStream,
 } from './loop.js';
 export { MESSAGES_PROTOCOL, type MessagesProtocol } from './protocol.js';
-export { MESSAGES_PATH, type MessageRequestOptions, toAnthropicTool } from './request.js';
+export { MESSAGES_PATH, type MessagesRequestOptions, toAnthropicTool } from './request.js';
 export {
   MessagesService,
   messagesToolLoopAdapter,
@@ -22,6 +22,7 @@ export {
   streamMessage,
   streamMessagesToolLoop,
 } from './service.js';
-export { isMessage, MessageStream } from './stream.js';
+export { isMessage, MessagesStream } from './stream.js';
 export { toAssistantTurn, toToolCalls, toToolResultTurn } from './turns.js';
 export * from './types.js';
+export * from './deprecated.js';

@@ -35,12 +35,12 @@ import {
 } from './types.js';
 
 /**
- * What a {@link MessageStreamListener} emits: the normalized events (`content`, `reasoning` for thinking,
+ * What a {@link MessagesStreamListener} emits: the normalized events (`content`, `reasoning` for thinking,
  * `tool_call.*` for client tool_use blocks only, `usage` at message_start and message_delta, `finish` at
  * message_stop, `error`), the raw `event` after it was applied, the complete `message` at message_stop, and the
  * handle's `retry`.
  */
-export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> &
+export type MessagesStreamEvents = Omit<NormalizedEvents, 'tool.result'> &
   RetryEvents & {
   /** Every applied raw event (unknown event and delta types are skipped, and not emitted). */
   event: (event: RawMessageStreamEvent) => void;
@@ -48,10 +48,10 @@ export type MessageStreamEvents = Omit<NormalizedEvents, 'tool.result'> &
   message: (message: Message) => void;
 };
 
-/** Options of a {@link MessageStreamListener}. */
-export interface MessageStreamListenerOptions {
+/** Options of a {@link MessagesStreamListener}. */
+export interface MessagesStreamListenerOptions {
   /**
-   * Keep every applied event in {@link MessageStreamListener.events}. Default true; `collectMessage`'s own
+   * Keep every applied event in {@link MessagesStreamListener.events}. Default true; `collectMessage`'s own
    * listener keeps none (nobody could read it), so a long stream collected holds the message and not its events.
    */
   trace?: boolean;
@@ -75,7 +75,7 @@ type OpenBlock =
 const CUT_OFF = 'The tool input was cut off before its block finished';
 const NO_MESSAGE_STOP = 'The stream ended before message_stop';
 
-/** What a {@link MessageStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
+/** What a {@link MessagesStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
 interface MessageState {
   /** Every applied event, when the listener keeps the trace. */
   readonly events: RawMessageStreamEvent[];
@@ -129,7 +129,7 @@ function initialMessageState(): MessageState {
  * The Messages stream state machine, following core's `StreamListener` contract. Feed it each SSE event with
  * {@link pushSse} (or each parsed event with {@link push}); it keeps {@link message}, {@link text},
  * {@link thinking}, {@link toolUses}, {@link stopReason}, {@link usage}, {@link status} and {@link events}, and
- * emits {@link MessageStreamEvents}.
+ * emits {@link MessagesStreamEvents}.
  *
  * - `status`: `pending` until message_start, `streaming`, `completed` only after message_stop (a `max_tokens` stop
  *   is a completed stream whose finish reason is `length`), `failed` after an error event, bad data, a cut or an
@@ -142,10 +142,10 @@ function initialMessageState(): MessageState {
  *   value. Unknown block types are kept as sent; unknown delta and event types are skipped.
  * - Every error's `partial` is {@link snapshot}: a copy of the message so far, none before message_start.
  */
-export class MessageStreamListener extends ProtocolListener<MessageState, Message, MessageStreamEvents> {
+export class MessagesStreamListener extends ProtocolListener<MessageState, Message, MessagesStreamEvents> {
   readonly #trace: boolean;
 
-  constructor(options: MessageStreamListenerOptions = {}) {
+  constructor(options: MessagesStreamListenerOptions = {}) {
     super(initialMessageState);
     this.#trace = options.trace ?? true;
   }

@@ -30,9 +30,9 @@ import {
  * and the loop's settings (`maxSteps`, `passThroughToolCalls`, `concurrency`, the hooks) sit beside the API's
  * fields. The loop fields never reach the wire. The hooks see this same type (`prepareStep` gets and returns one).
  */
-export interface MessageLoopRequest
+export interface MessagesLoopRequest
   extends WithoutTools<MessageCreateParams>,
-    LoopFields<MessageLoopRequest, Message> {
+    LoopFields<MessagesLoopRequest, Message> {
   tools?: readonly (Tool | MessageTool)[];
 }
 
@@ -40,11 +40,11 @@ export interface MessageLoopRequest
  * The result of a Messages tool loop: `messages` is the full transcript to send back next time; `object` the
  * structured answer (of type `Obj`) when the request has `output`.
  */
-export type MessagesToolLoopResult<Obj = unknown> = ToolLoopResult<MessageLoopRequest, Message, MessageParam, Obj>;
+export type MessagesToolLoopResult<Obj = unknown> = ToolLoopResult<MessagesLoopRequest, Message, MessageParam, Obj>;
 /** A streamed Messages tool loop. */
-export type MessagesToolLoopStream = ToolLoopStream<MessageLoopRequest, Message, MessageParam>;
+export type MessagesToolLoopStream = ToolLoopStream<MessagesLoopRequest, Message, MessageParam>;
 /** One event of a streamed Messages tool loop, tagged with its step. */
-export type MessagesToolLoopEvent = ToolLoopEvent<MessageLoopRequest, Message>;
+export type MessagesToolLoopEvent = ToolLoopEvent<MessagesLoopRequest, Message>;
 
 
 /**
@@ -52,7 +52,7 @@ export type MessagesToolLoopEvent = ToolLoopEvent<MessageLoopRequest, Message>;
  * user message of tool_result blocks. With `output` as a forced tool (see `outputMode`), that tool's call is the
  * answer, not a tool to run; the adapter remembers its name for the step (core makes one per loop).
  */
-export function messagesLoopTurns(quirks: ProviderQuirks): LoopTurns<MessageLoopRequest, Message, MessageParam> {
+export function messagesLoopTurns(quirks: ProviderQuirks): LoopTurns<MessagesLoopRequest, Message, MessageParam> {
   let outputTool: string | undefined;
   return {
     stepRequest(request) {

@@ -4,28 +4,28 @@
  */
 import type { ProtocolDefinition } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { MessageStreamListener } from './listener.js';
-import { type MessageLoopRequest, messagesLoopTurns } from './loop.js';
+import { MessagesStreamListener } from './listener.js';
+import { type MessagesLoopRequest, messagesLoopTurns } from './loop.js';
 import { readCreatedMessage } from './parse.js';
 import {
   MESSAGES_PATH,
-  type MessageRequestOptions,
+  type MessagesRequestOptions,
   toAnthropicTool,
   toCreateBody,
   toStreamBody,
   toWireRequest,
 } from './request.js';
-import { isMessage, MessageStream } from './stream.js';
+import { isMessage, MessagesStream } from './stream.js';
 import type { Message, MessageParam } from './types.js';
 
 /** The definition of Anthropic Messages. */
 export type MessagesProtocol = ProtocolDefinition<
-  MessageLoopRequest,
+  MessagesLoopRequest,
   Message,
   MessageParam,
-  MessageStreamListener,
-  MessageStream,
-  MessageRequestOptions
+  MessagesStreamListener,
+  MessagesStream,
+  MessagesRequestOptions
 >;
 
 /** Anthropic Messages: named stream events of content blocks, structured output natively or as a forced tool. */
@@ -43,10 +43,10 @@ export const MESSAGES_PROTOCOL: MessagesProtocol = {
   toWireRequest,
   createBody: toCreateBody,
   streamBody: toStreamBody,
-  createListener: () => new MessageStreamListener(),
+  createListener: () => new MessagesStreamListener(),
   parseCreated: readCreatedMessage,
   acceptsJsonStream: false,
   toWireTool: toAnthropicTool,
   loopTurns: messagesLoopTurns,
-  Stream: MessageStream,
+  Stream: MessagesStream,
 };

@@ -8,7 +8,7 @@ import type { AnthropicTool, MessageCreateParams } from './types.js';
 export const MESSAGES_PATH = '/messages';
 
 /** Per-request options (headers, query, `extraBody`, `signal`, timeouts, retries): core's, the same in loop mode. */
-export type MessageRequestOptions = RequestOptions;
+export type MessagesRequestOptions = RequestOptions;
 
 /** The Anthropic Messages wire form of a `defineTool` tool: `{name, description, input_schema}`. */
 export function toAnthropicTool(tool: Tool): AnthropicTool {

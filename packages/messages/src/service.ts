@@ -4,11 +4,11 @@
  */
 import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
 import { ProtocolService, toolLoopEntryPoints } from '@ai4ts/core/internal';
-import type { MessageStreamListener } from './listener.js';
-import type { MessageLoopRequest } from './loop.js';
+import type { MessagesStreamListener } from './listener.js';
+import type { MessagesLoopRequest } from './loop.js';
 import { MESSAGES_PROTOCOL } from './protocol.js';
-import type { MessageRequestOptions } from './request.js';
-import type { MessageStream } from './stream.js';
+import type { MessagesRequestOptions } from './request.js';
+import type { MessagesStream } from './stream.js';
 import type { Message, MessageCreateParams, MessageParam } from './types.js';
 
 /**
@@ -18,12 +18,12 @@ import type { Message, MessageCreateParams, MessageParam } from './types.js';
  */
 export class MessagesService extends ProtocolService<
   MessageCreateParams,
-  MessageLoopRequest,
+  MessagesLoopRequest,
   Message,
   MessageParam,
-  MessageStreamListener,
-  MessageStream,
-  MessageRequestOptions
+  MessagesStreamListener,
+  MessagesStream,
+  MessagesRequestOptions
 > {
   constructor(transport: Transport) {
     super(MESSAGES_PROTOCOL, transport);
@@ -31,15 +31,15 @@ export class MessagesService extends ProtocolService<
 }
 
 /**
- * Sends one streaming request and returns its {@link MessageStream}, already running (see `MessagesService.stream`).
+ * Sends one streaming request and returns its {@link MessagesStream}, already running (see `MessagesService.stream`).
  *
  * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()`.
  */
 export function streamMessage(
   transport: Transport,
   request: MessageCreateParams,
-  options?: MessageRequestOptions,
-): MessageStream {
+  options?: MessagesRequestOptions,
+): MessagesStream {
   return new MessagesService(transport).stream(request, options);
 }
 
@@ -49,8 +49,8 @@ export function streamMessage(
  */
 export function messagesToolLoopAdapter(
   transport: Transport,
-  options?: MessageRequestOptions,
-): ToolLoopAdapter<MessageLoopRequest, Message, MessageParam> {
+  options?: MessagesRequestOptions,
+): ToolLoopAdapter<MessagesLoopRequest, Message, MessageParam> {
   return new MessagesService(transport).loopAdapter(options);
 }
 

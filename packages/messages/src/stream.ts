@@ -1,7 +1,7 @@
 /** The handle of one streamed Messages request. */
 import { ListenerStream } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import type { MessageStreamEvents, MessageStreamListener } from './listener.js';
+import type { MessagesStreamEvents, MessagesStreamListener } from './listener.js';
 import type { Message } from './types.js';
 
 /** Whether a value is a Message (a cheap shape check): narrows a middleware's `ModelResult`. */
@@ -17,4 +17,4 @@ export function isMessage(value: unknown): value is Message {
  * The raw `event`, `message` and `error` come through `on()`; `listener` holds the state at any moment (message,
  * text, thinking, toolUses, usage, status, events).
  */
-export class MessageStream extends ListenerStream<MessageStreamListener, Message, MessageStreamEvents> {}
+export class MessagesStream extends ListenerStream<MessagesStreamListener, Message, MessagesStreamEvents> {}

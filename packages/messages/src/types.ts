@@ -281,7 +281,7 @@ export interface ServerToolDefinition {
   [key: string]: unknown;
 }
 
-/** A tool in its wire form. A tool made by `defineTool` belongs to the tool loop's request (`MessageLoopRequest`). */
+/** A tool in its wire form. A tool made by `defineTool` belongs to the tool loop's request (`MessagesLoopRequest`). */
 export type MessageTool = ClientToolDefinition | ServerToolDefinition;
 
 /** Which tool the model may or must use. */
@@ -428,7 +428,7 @@ export interface ErrorStreamEvent {
 
 /**
  * One raw event of a Messages stream (the `data` of its SSE event), a discriminated union on `type`. Named like
- * the Anthropic SDK's, to tell it from `MessageStreamEvents`, the listener's handler map. Event and delta
+ * the Anthropic SDK's, to tell it from `MessagesStreamEvents`, the listener's handler map. Event and delta
  * types ai4ts does not know are skipped when read.
  */
 export type RawMessageStreamEvent =

@@ -2,7 +2,7 @@ import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteE
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sseText } from '@ai4ts/test-kit';
-import { collectMessage, type Message, MessageStreamListener, type ToolUseBlock } from '../src/index.js';
+import { collectMessage, type Message, MessagesStreamListener, type ToolUseBlock } from '../src/index.js';
 import {
   blockStart,
   delta,
@@ -69,7 +69,7 @@ describe('collectMessage', () => {
   });
 
   it('feeds a given listener, which sees the events live', async () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const deltas: string[] = [];
     listener.on('content', (e) => deltas.push(e.delta));
     const message = await collectMessage(chunks(sseText(helloStream(), { named: true })), { listener });

@@ -1,7 +1,7 @@
-/** The listener contract of core, as MessageStreamListener keeps it: status, push, pushSse, end, fail. */
+/** The listener contract of core, as MessagesStreamListener keeps it: status, push, pushSse, end, fail. */
 import { AbortError, ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
 import { describe, expect, it } from 'vitest';
-import { type Message, MessageStreamListener, type RawMessageStreamEvent } from '../src/index.js';
+import { type Message, MessagesStreamListener, type RawMessageStreamEvent } from '../src/index.js';
 import { blockStart, helloStream, MODEL, messageDelta, messageStart, messageStop, textBlock } from './fixtures.js';
 
 /** A whole answer as typed events, the way `push` takes them. */
@@ -29,7 +29,7 @@ function typedAnswer(stopReason: string): RawMessageStreamEvent[] {
 
 type Wire = ReturnType<typeof messageStart>;
 
-function feed(listener: MessageStreamListener, events: Wire[]): void {
+function feed(listener: MessagesStreamListener, events: Wire[]): void {
   for (const event of events) listener.pushSse({ event: event.type, data: JSON.stringify(event) });
 }
 
@@ -42,9 +42,9 @@ function thrown(run: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-describe('MessageStreamListener: status', () => {
+describe('MessagesStreamListener: status', () => {
   it('is pending, then streaming from message_start, then completed at message_stop', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const statuses = [listener.status];
     for (const event of typedAnswer('end_turn')) {
       listener.push(event);
@@ -54,7 +54,7 @@ describe('MessageStreamListener: status', () => {
   });
 
   it('a max_tokens stop is a completed stream whose finish reason is length', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const finishes: string[] = [];
     listener.on('finish', (event) => finishes.push(event.finishReason));
     for (const event of typedAnswer('max_tokens')) listener.push(event);
@@ -65,16 +65,16 @@ describe('MessageStreamListener: status', () => {
   });
 
   it('is failed after an error event, bad data, a cut, or an outside failure', () => {
-    const errorEvent = new MessageStreamListener();
+    const errorEvent = new MessagesStreamListener();
     expect(() => feed(errorEvent, [messageStart(), { type: 'error', error: { type: 'api_error', message: 'x' } }])).toThrow(
       ApiError,
     );
-    const badData = new MessageStreamListener();
+    const badData = new MessagesStreamListener();
     expect(() => badData.pushSse({ event: 'message_start', data: '{oops' })).toThrow(ProtocolError);
-    const cut = new MessageStreamListener();
+    const cut = new MessagesStreamListener();
     feed(cut, [messageStart(), ...textBlock(0, 'a')]);
     expect(() => cut.end()).toThrow(StreamIncompleteError);
-    const aborted = new MessageStreamListener();
+    const aborted = new MessagesStreamListener();
     feed(aborted, [messageStart()]);
     aborted.fail(new AbortError('The request was aborted'));
     expect([errorEvent, badData, cut, aborted].map((listener) => listener.status)).toEqual([
@@ -86,18 +86,18 @@ describe('MessageStreamListener: status', () => {
   });
 });
 
-describe('MessageStreamListener: push and pushSse', () => {
+describe('MessagesStreamListener: push and pushSse', () => {
   it('push takes the typed events and gives the same message as pushSse over their JSON', () => {
-    const typed = new MessageStreamListener();
+    const typed = new MessagesStreamListener();
     for (const event of typedAnswer('end_turn')) typed.push(event);
-    const wire = new MessageStreamListener();
+    const wire = new MessagesStreamListener();
     for (const event of typedAnswer('end_turn')) wire.pushSse({ event: 'message', data: JSON.stringify(event) });
     expect(typed.end()).toEqual(wire.end());
     expect(typed.events).toEqual(typedAnswer('end_turn'));
   });
 
   it('records the error, emits it and throws it; later input is ignored and end() throws the same error', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const emitted: unknown[] = [];
     listener.on('error', (event) => emitted.push(event.error));
     feed(listener, [messageStart(), ...textBlock(0, 'kept')]);
@@ -113,10 +113,10 @@ describe('MessageStreamListener: push and pushSse', () => {
   });
 
   it('a known block without the fields it needs is a ProtocolError; one of unknown type is kept as sent', () => {
-    const missingId = new MessageStreamListener();
+    const missingId = new MessagesStreamListener();
     feed(missingId, [messageStart()]);
     expect(() => feed(missingId, [blockStart(0, { type: 'tool_use', name: 'f', input: {} })])).toThrow(/id and a name/);
-    const unknown = new MessageStreamListener();
+    const unknown = new MessagesStreamListener();
     feed(unknown, [
       messageStart(),
       blockStart(0, { type: 'container_upload', file_id: 'file_1' }),
@@ -128,7 +128,7 @@ describe('MessageStreamListener: push and pushSse', () => {
   });
 
   it('a known delta without its field is a ProtocolError', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, [messageStart(), blockStart(0, { type: 'text', text: '' })]);
     expect(() =>
       listener.pushSse({ event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}' }),
@@ -136,7 +136,7 @@ describe('MessageStreamListener: push and pushSse', () => {
   });
 
   it('the recorded raw events keep the fields ai4ts does not read', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const raw: unknown[] = [];
     listener.on('event', (event) => raw.push(event));
     const extra = { type: 'content_block_delta', index: 0, trace: 't1', delta: { type: 'text_delta', text: 'a', logprob: -0.1 } };
@@ -146,7 +146,7 @@ describe('MessageStreamListener: push and pushSse', () => {
   });
 
   it('message_delta fields beside the stop reason become message fields', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, [
       messageStart(),
       ...textBlock(0, 'ok'),
@@ -161,16 +161,16 @@ describe('MessageStreamListener: push and pushSse', () => {
   });
 });
 
-describe('MessageStreamListener: end and fail', () => {
+describe('MessagesStreamListener: end and fail', () => {
   it('end() returns the message once completed, again and again', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, helloStream());
     expect(listener.end()).toBe(listener.end());
     expect(listener.end()).toBe(listener.message);
   });
 
   it('end() before message_start throws StreamIncompleteError with partial null', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const error = thrown(() => listener.end());
     expect(error).toBeInstanceOf(StreamIncompleteError);
     expect((error as StreamIncompleteError).partial).toBeUndefined();
@@ -178,7 +178,7 @@ describe('MessageStreamListener: end and fail', () => {
   });
 
   it('fail() turns any thrown value into an Ai4tsError with the partial, and returns the first error after', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, [messageStart(), ...textBlock(0, 'so far')]);
     const first = listener.fail(new TypeError('terminated'));
     expect(first).toBeInstanceOf(ConnectionError);
@@ -188,14 +188,14 @@ describe('MessageStreamListener: end and fail', () => {
   });
 
   it('fail() keeps the partial an error already has', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, [messageStart()]);
     const own = new AbortError<string>('aborted', { partial: 'mine' });
     expect(listener.fail(own).partial).toBe('mine');
   });
 
   it('fail() after completion records nothing: the stream stays completed', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, helloStream());
     const error = listener.fail(new Error('too late'));
     expect(error).toBeInstanceOf(ConnectionError);

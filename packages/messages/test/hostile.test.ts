@@ -5,7 +5,7 @@
 import { ProtocolError, type Usage } from '@ai4ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Message, MessageStreamListener } from '../src/index.js';
+import { type Message, MessagesStreamListener } from '../src/index.js';
 import { messageStart } from './fixtures.js';
 
 /** Every object in `value` has the prototype JSON.parse gives: Object.prototype, or Array.prototype for arrays. */
@@ -16,7 +16,7 @@ function expectPlainPrototypes(value: unknown): void {
 }
 
 /** Feeds SSE data lines (JSON text, so `1e999` and `__proto__` arrive as the wire has them). */
-function feed(listener: MessageStreamListener, lines: string[]): void {
+function feed(listener: MessagesStreamListener, lines: string[]): void {
   for (const data of lines) listener.pushSse({ event: 'message', data });
 }
 
@@ -40,7 +40,7 @@ function blockLines(index: string, i: number, kind: 'text' | 'tool'): string[] {
   ];
 }
 
-describe('MessageStreamListener: hostile indexes', () => {
+describe('MessagesStreamListener: hostile indexes', () => {
   const validIndex = fc.oneof(fc.nat(20), fc.constantFrom(1e9, 2 ** 31, 2 ** 53, 1e300));
   /** Events that can never be right, whatever came before: each must fail the stream with a ProtocolError. */
   const broken = fc.constantFrom(
@@ -65,7 +65,7 @@ describe('MessageStreamListener: hostile indexes', () => {
           const lines = [START, ...blocks.flatMap(([index, kind], i) => blockLines(JSON.stringify(index), i, kind)), ...STOP];
           // Anything in `broken` fails the stream, wherever it lands after message_start.
           if (injected) lines.splice(1 + (injected[1] % (lines.length - 1)), 0, injected[0]);
-          const listener = new MessageStreamListener();
+          const listener = new MessagesStreamListener();
           let message: Message | undefined;
           try {
             feed(listener, lines);
@@ -93,16 +93,16 @@ describe('MessageStreamListener: hostile indexes', () => {
   });
 
   it('a start at an index already started is a ProtocolError, even at 1e9', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const lines = [START, ...blockLines('1000000000', 0, 'text'), ...blockLines('1000000000', 1, 'text')];
     expect(() => feed(listener, lines)).toThrow(ProtocolError);
     expect(listener.snapshot()?.content).toEqual([{ type: 'text', text: 't0' }]);
   });
 });
 
-describe('MessageStreamListener: __proto__ in server data', () => {
+describe('MessagesStreamListener: __proto__ in server data', () => {
   it('a message_delta usage with __proto__ keeps the numbers the JSON says (issue 11, item 5)', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const usages: Usage[] = [];
     listener.on('usage', (event) => usages.push(event.usage));
     feed(listener, [
@@ -120,7 +120,7 @@ describe('MessageStreamListener: __proto__ in server data', () => {
   });
 
   it('__proto__, constructor and prototype keys in a message, a block, a delta and a stop reason stay own data', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     feed(listener, [
       '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"__proto__":{"id":"evil"},"usage":{"input_tokens":3,"output_tokens":1,"__proto__":{"input_tokens":99}}}}',
       '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"","__proto__":{"text":"evil"},"constructor":"c"}}',
@@ -143,7 +143,7 @@ describe('MessageStreamListener: __proto__ in server data', () => {
     expect(Reflect.get(tool?.input ?? {}, 'admin')).toBeUndefined();
     expect(Object.hasOwn(message, '__proto__') && Object.hasOwn(message, 'prototype')).toBe(true);
     const finishes: unknown[] = [];
-    const again = new MessageStreamListener().on('finish', (event) => finishes.push(event.finishReason));
+    const again = new MessagesStreamListener().on('finish', (event) => finishes.push(event.finishReason));
     feed(again, [START, '{"type":"message_delta","delta":{"stop_reason":"constructor"}}', '{"type":"message_stop"}']);
     expect(finishes).toEqual(['constructor']);
   });

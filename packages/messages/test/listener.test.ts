@@ -1,6 +1,6 @@
 import { ApiError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
 import { describe, expect, it } from 'vitest';
-import { isTextBlock, MessageStreamListener } from '../src/index.js';
+import { isTextBlock, MessagesStreamListener } from '../src/index.js';
 import {
   blockStart,
   blockStop,
@@ -20,13 +20,13 @@ import {
 type Event = { type: string; [key: string]: unknown };
 
 /** Feeds the events as the wire carries them: each one's JSON as the data of an SSE event named after it. */
-function run(events: Event[], listener = new MessageStreamListener()): MessageStreamListener {
+function run(events: Event[], listener = new MessagesStreamListener()): MessagesStreamListener {
   for (const event of events) listener.pushSse({ event: event.type, data: JSON.stringify(event) });
   return listener;
 }
 
 /** Pushes the events and returns what was thrown. */
-function failing(events: Event[], listener = new MessageStreamListener()): unknown {
+function failing(events: Event[], listener = new MessagesStreamListener()): unknown {
   try {
     run(events, listener);
   } catch (error) {
@@ -35,7 +35,7 @@ function failing(events: Event[], listener = new MessageStreamListener()): unkno
   throw new Error('expected a throw');
 }
 
-describe('MessageStreamListener: a plain answer', () => {
+describe('MessagesStreamListener: a plain answer', () => {
   it('builds the message, text and status, ignoring ping', () => {
     const listener = run(helloStream());
     expect(listener.status).toBe('completed');
@@ -61,7 +61,7 @@ describe('MessageStreamListener: a plain answer', () => {
   });
 
   it('emits content with growing snapshots, usage, finish, the raw events and the message', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const seen: unknown[] = [];
     listener.on('content', (e) => seen.push(e));
     listener.on('finish', (e) => seen.push(e));
@@ -92,7 +92,7 @@ describe('MessageStreamListener: a plain answer', () => {
     expect(final).toBe(listener.message);
   });
   it('gives a handler added mid-stream the whole text so far as its snapshot (none kept while nobody listened)', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const seen: Array<{ delta: string; snapshot: string }> = [];
     const reasoning: string[] = [];
     // message_start's own block is no delta: the snapshots, like the events, leave it out.
@@ -112,7 +112,7 @@ describe('MessageStreamListener: a plain answer', () => {
   });
 });
 
-describe('MessageStreamListener: thinking, text and tools', () => {
+describe('MessagesStreamListener: thinking, text and tools', () => {
   it('keeps thinking with its signature, replaces the empty start signature, parses input split inside an escape', () => {
     const listener = run(thinkingTextToolStream());
     const [thinking, text, tool] = listener.end().content;
@@ -134,7 +134,7 @@ describe('MessageStreamListener: thinking, text and tools', () => {
   });
 
   it('emits reasoning and tool_call events; done carries the argument string as streamed', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const seen: unknown[] = [];
     for (const name of ['reasoning', 'tool_call.start', 'tool_call.delta', 'tool_call.done', 'finish'] as const)
       listener.on(name, (e) => seen.push(e));
@@ -155,7 +155,7 @@ describe('MessageStreamListener: thinking, text and tools', () => {
   });
 
   it('handles parallel tool uses and a no-input tool ({})', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const done: Array<{ index: number; arguments: string }> = [];
     listener.on('tool_call.done', (e) => done.push({ index: e.index, arguments: e.arguments }));
     run(
@@ -230,7 +230,7 @@ describe('MessageStreamListener: thinking, text and tools', () => {
   });
 });
 
-describe('MessageStreamListener: stop reasons and invalid input', () => {
+describe('MessagesStreamListener: stop reasons and invalid input', () => {
   it('a tool_use cut by max_tokens keeps input {} and gets input_error; nothing is salvaged', () => {
     const listener = run([
       messageStart(),
@@ -258,7 +258,7 @@ describe('MessageStreamListener: stop reasons and invalid input', () => {
   });
 
   it('refusal finishes as content_filter', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     let reason: string | undefined;
     listener.on('finish', (e) => (reason = e.finishReason));
     run([messageStart(), ...textBlock(0, 'I can'), messageDelta('refusal'), messageStop], listener);
@@ -267,7 +267,7 @@ describe('MessageStreamListener: stop reasons and invalid input', () => {
   });
 });
 
-describe('MessageStreamListener: usage', () => {
+describe('MessagesStreamListener: usage', () => {
   it('message_delta counters replace message_start values; nulls do not', () => {
     const listener = run([
       messageStart({ input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 5 }),
@@ -303,7 +303,7 @@ describe('MessageStreamListener: usage', () => {
   });
 });
 
-describe('MessageStreamListener: server tools and unknown types', () => {
+describe('MessagesStreamListener: server tools and unknown types', () => {
   it('keeps server_tool_use and web_search_tool_result in content, out of toolUses, with grown usage', () => {
     const result = {
       type: 'web_search_tool_result',
@@ -318,7 +318,7 @@ describe('MessageStreamListener: server tools and unknown types', () => {
         },
       ],
     };
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const starts: string[] = [];
     listener.on('tool_call.start', (e) => starts.push(e.id));
     run(
@@ -386,7 +386,7 @@ describe('MessageStreamListener: server tools and unknown types', () => {
   });
 });
 
-describe('MessageStreamListener: the precise rules', () => {
+describe('MessagesStreamListener: the precise rules', () => {
   it('message_delta without message_stop is incomplete, with the stop reason in the partial', () => {
     const listener = run([messageStart(), ...textBlock(0, 'done'), messageDelta('end_turn')]);
     let thrown: unknown;
@@ -404,7 +404,7 @@ describe('MessageStreamListener: the precise rules', () => {
   });
 
   it('an error event mid-stream is an ApiError with code and type = error.type and the partial message', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     const errors: unknown[] = [];
     listener.on('error', (e) => errors.push(e.error));
     const error = failing(
@@ -494,15 +494,15 @@ describe('MessageStreamListener: the precise rules', () => {
   });
 });
 
-describe('MessageStreamListener.pushSse', () => {
+describe('MessagesStreamListener.pushSse', () => {
   it('parses the data, dispatching on its type', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     for (const event of helloStream()) listener.pushSse({ event: 'message', data: JSON.stringify(event) });
     expect(listener.end().content).toEqual([{ type: 'text', text: 'Hello!' }]);
   });
 
   it('unparseable data is a ProtocolError carrying the line and the partial', () => {
-    const listener = new MessageStreamListener();
+    const listener = new MessagesStreamListener();
     listener.pushSse({ event: 'message_start', data: JSON.stringify(messageStart()) });
     let thrown: unknown;
     try {

@@ -7,7 +7,7 @@ import { sseText } from '@ai4ts/test-kit';
 import * as z from 'zod';
 import {
   type MessagesToolLoopEvent,
-  type MessageLoopRequest,
+  type MessagesLoopRequest,
   runMessagesToolLoop,
   streamMessagesToolLoop,
 } from '../src/index.js';
@@ -51,7 +51,7 @@ function weatherTool() {
   return { tool, ran };
 }
 
-const request = (tools: MessageLoopRequest['tools']): MessageLoopRequest => ({
+const request = (tools: MessagesLoopRequest['tools']): MessagesLoopRequest => ({
   model: 'claude-sonnet-4-5',
   max_tokens: 1024,
   messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }],
@@ -201,7 +201,7 @@ describe('the loop request on the wire', () => {
     const transport = await start([twoCalls, answer('Done.')]);
     const { tool } = weatherTool();
     const steps: number[] = [];
-    const looped: MessageLoopRequest = {
+    const looped: MessagesLoopRequest = {
       ...request([tool]),
       maxSteps: 3,
       concurrency: 1,

@@ -3,7 +3,7 @@
  * (`overloaded_error`) is sent again; one that failed after message_start is not.
  */
 import { ApiError, Transport } from '@ai4ts/core';
-import { MessageStreamListener, streamMessage } from '@ai4ts/messages';
+import { MessagesStreamListener, streamMessage } from '@ai4ts/messages';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serve, startSse, type TestServer, sseText } from '@ai4ts/test-kit';
 import { helloStream, messageStart, overloaded, ping, textBlock } from './fixtures.js';
@@ -50,9 +50,9 @@ describe('Messages stream retries before the first event', () => {
   });
 });
 
-describe('MessageStreamListener.reset', () => {
+describe('MessagesStreamListener.reset', () => {
   it('makes a used listener read like a new one, its handlers kept', () => {
-    const used = new MessageStreamListener();
+    const used = new MessagesStreamListener();
     const deltas: string[] = [];
     used.on('content', (event) => deltas.push(event.delta));
     for (const event of [messageStart(), ...textBlock(0, 'one'), overloaded()]) {
@@ -63,7 +63,7 @@ describe('MessageStreamListener.reset', () => {
       }
     }
     used.reset();
-    const fresh = new MessageStreamListener();
+    const fresh = new MessagesStreamListener();
     for (const listener of [used, fresh]) {
       expect(listener.status).toBe('pending');
       for (const event of helloStream()) listener.pushSse({ event: event.type, data: JSON.stringify(event) });

@@ -7,7 +7,7 @@ import { sseText } from '@ai4ts/test-kit';
 import {
   type Message,
   type MessageCreateParams,
-  MessageStream,
+  MessagesStream,
   MessagesService,
   streamMessage,
 } from '../src/index.js';
@@ -140,7 +140,7 @@ describe('streamMessage', () => {
     const transport = new Transport({ provider: 'anthropic', apiKey: 'sk-ant-test-key' });
     expect(() => streamMessage(transport, { ...request, model: '' })).toThrow(Ai4tsError);
     const stream = streamMessage(transport, { ...request, tools: [] });
-    expect(stream).toBeInstanceOf(MessageStream);
+    expect(stream).toBeInstanceOf(MessagesStream);
     expect((await stream.final()).content).toEqual([{ type: 'text', text: 'Hello!' }]);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.body).toEqual({ ...request, stream: true });

@@ -1,11 +1,11 @@
-/** MessageStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
+/** MessagesStream against core's one conformance suite for every stream handle, over scripted SSE bytes. */
 import { describeStreamHandle, dripped, firstContent, sseText } from '@ai4ts/test-kit';
-import { MessageStream, MessageStreamListener } from '../src/index.js';
+import { MessagesStream, MessagesStreamListener } from '../src/index.js';
 import { blockStart, delta, helloStream, messageStart, overloaded } from './fixtures.js';
 
 /** A handle over `sse` served block by block (see `dripped`); `arrived` resolves at the first content event. */
-function scripted(sse: string, hang = false): { handle: MessageStream; arrived: Promise<void> } {
-  const handle = new MessageStream(new MessageStreamListener(), dripped(sse, hang));
+function scripted(sse: string, hang = false): { handle: MessagesStream; arrived: Promise<void> } {
+  const handle = new MessagesStream(new MessagesStreamListener(), dripped(sse, hang));
   return { handle, arrived: firstContent(handle) };
 }
 
@@ -16,7 +16,7 @@ const textSoFar = [
   delta(0, { type: 'text_delta', text: 'far' }),
 ];
 
-describeStreamHandle('MessageStream', {
+describeStreamHandle('MessagesStream', {
   ok: () => scripted(sseText(helloStream(), { named: true })).handle,
   failing: () => scripted(sseText([...textSoFar, overloaded()], { named: true })).handle,
   hanging: () => scripted(sseText(textSoFar, { named: true }), true),

@@ -1,12 +1,12 @@
 /** A Responses stream, in any source form, to the final response object. */
 import { collectInto, type ReadOptions, type StreamSource } from '@ai4ts/core';
-import { ResponseStreamListener } from './listener.js';
+import { ResponsesStreamListener } from './listener.js';
 import type { ResponseObject } from './types.js';
 
 /** Options of {@link collectResponse}: `signal` and `maxEventSize`, and the listener to feed. */
 export interface CollectResponseOptions extends ReadOptions {
   /** The listener to feed, for live events (`content`, `tool_call.delta`, ...) or to inspect the trace afterwards. */
-  listener?: ResponseStreamListener | undefined;
+  listener?: ResponsesStreamListener | undefined;
 }
 
 /**
@@ -20,6 +20,6 @@ export interface CollectResponseOptions extends ReadOptions {
  * rejects with the typed `ApiError` of its body, without `partial`. Reading stops at the terminal event.
  */
 export function collectResponse(source: StreamSource, options: CollectResponseOptions = {}): Promise<ResponseObject> {
-  const { listener = new ResponseStreamListener({ trace: false }), ...read } = options;
+  const { listener = new ResponsesStreamListener({ trace: false }), ...read } = options;
   return collectInto(source, listener, read);
 }

@@ -52,7 +52,7 @@ import type {
 } from './types.js';
 
 /** Something odd that did not stop the stream: a `sequence_number` gap or regression, or a malformed event. */
-export interface ResponseStreamWarning {
+export interface ResponsesStreamWarning {
   type: 'warning';
   code: 'sequence_gap' | 'sequence_regression' | 'malformed_event';
   message: string;
@@ -60,15 +60,15 @@ export interface ResponseStreamWarning {
 }
 
 /**
- * The events a {@link ResponseStreamListener} emits: the normalized ones and `error`, plus the Responses extras and
+ * The events a {@link ResponsesStreamListener} emits: the normalized ones and `error`, plus the Responses extras and
  * the handle's `retry`.
  */
-export interface ResponseStreamEvents extends Pick<NormalizedEvents, StreamEvent['type'] | 'error'>, RetryEvents {
+export interface ResponsesStreamEvents extends Pick<NormalizedEvents, StreamEvent['type'] | 'error'>, RetryEvents {
   /** Every event of a known type, as received (before the normalized events it causes). */
   event: (event: ResponseStreamEvent) => void;
   /** An event of a type this version does not know (kept in `events` as well). */
   unknown: (event: unknown) => void;
-  warning: (warning: ResponseStreamWarning) => void;
+  warning: (warning: ResponsesStreamWarning) => void;
 }
 
 /** Where an event points: the item by `output_index` (or `item_id`). */
@@ -98,10 +98,10 @@ interface TextSlot {
   index: number;
 }
 
-/** Options of a {@link ResponseStreamListener}. */
-export interface ResponseStreamListenerOptions {
+/** Options of a {@link ResponsesStreamListener}. */
+export interface ResponsesStreamListenerOptions {
   /**
-   * Keep every value pushed in {@link ResponseStreamListener.events}, the trace a stream is resumed or replayed
+   * Keep every value pushed in {@link ResponsesStreamListener.events}, the trace a stream is resumed or replayed
    * from. Default true; `collectResponse`'s own listener keeps none (nobody could read it), so a long stream
    * collected holds the response and not its events too.
    */
@@ -114,7 +114,7 @@ interface CallState {
   done: boolean;
 }
 
-/** What a {@link ResponseStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
+/** What a {@link ResponsesStreamListener} knows of one stream; a new one for each attempt (see `reset`). */
 interface ResponseState {
   /** Every value pushed, when the listener keeps the trace. */
   readonly events: unknown[];
@@ -219,14 +219,14 @@ function initialResponseState(): ResponseState {
  * before anything was pushed (an HTTP error) has none.
  *
  * @example
- * const listener = new ResponseStreamListener().on('content', (e) => process.stdout.write(e.delta));
+ * const listener = new ResponsesStreamListener().on('content', (e) => process.stdout.write(e.delta));
  * for (const event of events) listener.push(event);
  * const response = listener.end(); // throws the typed error of a failed or cut stream
  */
-export class ResponseStreamListener extends ProtocolListener<ResponseState, ResponseObject, ResponseStreamEvents> {
+export class ResponsesStreamListener extends ProtocolListener<ResponseState, ResponseObject, ResponsesStreamEvents> {
   readonly #trace: boolean;
 
-  constructor(options: ResponseStreamListenerOptions = {}) {
+  constructor(options: ResponsesStreamListenerOptions = {}) {
     super(initialResponseState);
     this.#trace = options.trace ?? true;
   }
@@ -458,7 +458,7 @@ export class ResponseStreamListener extends ProtocolListener<ResponseState, Resp
     this.state.lastSequence = last === undefined ? sequence : Math.max(last, sequence);
   }
 
-  #warn(code: ResponseStreamWarning['code'], message: string, event: unknown): void {
+  #warn(code: ResponsesStreamWarning['code'], message: string, event: unknown): void {
     this.emit('warning', { type: 'warning', code, message, event });
   }
 

@@ -17,7 +17,7 @@ import { type LoopTurns, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/interna
 import { toChatUsage, toFinishReason } from './convert.js';
 import type {
   FunctionCallItem,
-  ResponseCreateRequest,
+  ResponseCreateParams,
   ResponseInputContent,
   ResponseInputItem,
   ResponseObject,
@@ -29,9 +29,9 @@ import type {
  * fields (`maxSteps`, `passThroughToolCalls`, `concurrency`, `onStepFinish`, `onToolCall`, `prepareStep`)
  * configure the loop. Neither the loop fields nor an empty `tools` reach the wire.
  */
-export interface ResponseLoopRequest
-  extends WithoutTools<ResponseCreateRequest>,
-    LoopFields<ResponseLoopRequest, ResponseObject> {
+export interface ResponsesLoopRequest
+  extends WithoutTools<ResponseCreateParams>,
+    LoopFields<ResponsesLoopRequest, ResponseObject> {
   tools?: readonly (Tool | ResponseTool)[];
 }
 
@@ -40,22 +40,22 @@ export interface ResponseLoopRequest
  * structured answer (of type `Obj`) when the request has `output`.
  */
 export type ResponsesToolLoopResult<Obj = unknown> = ToolLoopResult<
-  ResponseLoopRequest,
+  ResponsesLoopRequest,
   ResponseObject,
   ResponseInputItem,
   Obj
 >;
 /** A running Responses tool loop (see core's `ToolLoopStream`). */
-export type ResponsesToolLoopStream = ToolLoopStream<ResponseLoopRequest, ResponseObject, ResponseInputItem>;
+export type ResponsesToolLoopStream = ToolLoopStream<ResponsesLoopRequest, ResponseObject, ResponseInputItem>;
 /** One step-tagged event of a streamed Responses tool loop. */
-export type ResponsesToolLoopEvent = ToolLoopEvent<ResponseLoopRequest, ResponseObject>;
+export type ResponsesToolLoopEvent = ToolLoopEvent<ResponsesLoopRequest, ResponseObject>;
 
 
 /**
  * The message half of the Responses tool-loop adapter. It remembers the last response of its loop (core makes one
  * per loop): with `store` not false each step continues by `previous_response_id` and sends only the new items.
  */
-export function responsesLoopTurns(): LoopTurns<ResponseLoopRequest, ResponseObject, ResponseInputItem> {
+export function responsesLoopTurns(): LoopTurns<ResponsesLoopRequest, ResponseObject, ResponseInputItem> {
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
   return {
@@ -110,7 +110,7 @@ function outputOf(result: ToolResult): string | ResponseInputContent[] {
 }
 
 /** The request's input as items: a string input is one user message. */
-function toItems(input: ResponseCreateRequest['input']): ResponseInputItem[] {
+function toItems(input: ResponseCreateParams['input']): ResponseInputItem[] {
   if (input === undefined) return [];
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
   return [...input];

@@ -5,21 +5,21 @@
 import { ProtocolError } from '@ai4ts/core';
 import { isRecord, type ProtocolDefinition } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
-import { ResponseStreamListener } from './listener.js';
-import { type ResponseLoopRequest, responsesLoopTurns } from './loop.js';
+import { ResponsesStreamListener } from './listener.js';
+import { type ResponsesLoopRequest, responsesLoopTurns } from './loop.js';
 import { isOutputItem, outputTextOf } from './merge.js';
-import { RESPONSES_PATH, type ResponseRequestOptions, toResponsesTool, toStreamBody, toWireRequest } from './request.js';
-import { isResponseObject, ResponseStream } from './stream.js';
+import { RESPONSES_PATH, type ResponsesRequestOptions, toResponsesTool, toStreamBody, toWireRequest } from './request.js';
+import { isResponseObject, ResponsesStream } from './stream.js';
 import type { ResponseInputItem, ResponseObject, ResponseSnapshot } from './types.js';
 
 /** The definition of the Responses API. */
 export type ResponsesProtocol = ProtocolDefinition<
-  ResponseLoopRequest,
+  ResponsesLoopRequest,
   ResponseObject,
   ResponseInputItem,
-  ResponseStreamListener,
-  ResponseStream,
-  ResponseRequestOptions
+  ResponsesStreamListener,
+  ResponsesStream,
+  ResponsesRequestOptions
 >;
 
 /** OpenAI Responses: typed stream events with sequence numbers, a response object at the end. */
@@ -38,12 +38,12 @@ export const RESPONSES_PROTOCOL: ResponsesProtocol = {
   // A create with `stream: true` is read as a stream (the answer is SSE): the body is sent as the caller wrote it.
   createBody: (wire) => wire,
   streamBody: toStreamBody,
-  createListener: () => new ResponseStreamListener(),
+  createListener: () => new ResponsesStreamListener(),
   parseCreated: (json) => toResponseObject(json),
   acceptsJsonStream: false,
   toWireTool: toResponsesTool,
   loopTurns: responsesLoopTurns,
-  Stream: ResponseStream,
+  Stream: ResponsesStream,
 };
 
 /** A parsed JSON body checked to be a response object, with `output_text` added. */

@@ -1,6 +1,6 @@
 /** Record and replay: a listener's trace as JSONL, and back through a fresh listener to the same final state. */
 import { ProtocolError } from '@ai4ts/core';
-import { ResponseStreamListener } from './listener.js';
+import { ResponsesStreamListener } from './listener.js';
 
 /** A trace (a listener's `events`) as JSON Lines: one event per line, ready to attach to a bug report. */
 export function eventsToJsonl(events: Iterable<unknown>): string {
@@ -32,8 +32,8 @@ export function eventsFromJsonl(text: string): unknown[] {
  */
 export function replayEvents(
   events: Iterable<unknown>,
-  listener: ResponseStreamListener = new ResponseStreamListener(),
-): ResponseStreamListener {
+  listener: ResponsesStreamListener = new ResponsesStreamListener(),
+): ResponsesStreamListener {
   for (const event of events) {
     try {
       listener.push(event);

@@ -11,7 +11,7 @@ import * as z from 'zod/mini';
 export const RESPONSES_PATH = '/responses';
 
 /** The per-request options of the Responses API (headers, query, `extraBody`, `signal`, timeouts, retries). */
-export type ResponseRequestOptions = RequestOptions;
+export type ResponsesRequestOptions = RequestOptions;
 
 /** The Responses wire form of a `defineTool` tool. `strict` is always explicit: the Responses API defaults it to true. */
 export function toResponsesTool(tool: Tool): FunctionTool {

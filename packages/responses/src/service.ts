@@ -4,12 +4,12 @@
  */
 import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
 import { ProtocolService, toolLoopEntryPoints, withOwnSignal } from '@ai4ts/core/internal';
-import type { ResponseStreamListener } from './listener.js';
-import type { ResponseLoopRequest } from './loop.js';
+import type { ResponsesStreamListener } from './listener.js';
+import type { ResponsesLoopRequest } from './loop.js';
 import { RESPONSES_PROTOCOL, toResponseObject } from './protocol.js';
-import { RESPONSES_PATH, type ResponseRequestOptions } from './request.js';
-import type { ResponseStream } from './stream.js';
-import type { ResponseCreateRequest, ResponseInputItem, ResponseObject } from './types.js';
+import { RESPONSES_PATH, type ResponsesRequestOptions } from './request.js';
+import type { ResponsesStream } from './stream.js';
+import type { ResponseCreateParams, ResponseInputItem, ResponseObject } from './types.js';
 
 /** Options of {@link ResponsesService.resume}. */
 export interface ResumeOptions {
@@ -32,13 +32,13 @@ export interface ResumeOptions {
  * const response = await stream.final();
  */
 export class ResponsesService extends ProtocolService<
-  ResponseCreateRequest,
-  ResponseLoopRequest,
+  ResponseCreateParams,
+  ResponsesLoopRequest,
   ResponseObject,
   ResponseInputItem,
-  ResponseStreamListener,
-  ResponseStream,
-  ResponseRequestOptions
+  ResponsesStreamListener,
+  ResponsesStream,
+  ResponsesRequestOptions
 > {
   constructor(transport: Transport) {
     super(RESPONSES_PROTOCOL, transport);
@@ -50,7 +50,7 @@ export class ResponsesService extends ProtocolService<
    * its first event, traced, priced, seen by middleware). A trace that already failed rejects `final()` with its
    * error without a request.
    */
-  resume(responseId: string, resume: ResumeOptions = {}, options: ResponseRequestOptions = {}): ResponseStream {
+  resume(responseId: string, resume: ResumeOptions = {}, options: ResponsesRequestOptions = {}): ResponsesStream {
     const listener = this.definition.createListener(options, this.transport.provider.quirks);
     try {
       for (const event of resume.events ?? []) listener.push(event);
@@ -71,12 +71,12 @@ export class ResponsesService extends ProtocolService<
   }
 
   /** Fetches a stored response. Rejects like `create`. */
-  async retrieve(responseId: string, options: ResponseRequestOptions = {}): Promise<ResponseObject> {
+  async retrieve(responseId: string, options: ResponsesRequestOptions = {}): Promise<ResponseObject> {
     return toResponseObject(await this.transport.json<unknown>(responsePath(responseId), { method: 'GET', options }));
   }
 
   /** Deletes a stored response. Rejects with the typed `ApiError` of an HTTP error. */
-  async delete(responseId: string, options: ResponseRequestOptions = {}): Promise<void> {
+  async delete(responseId: string, options: ResponsesRequestOptions = {}): Promise<void> {
     await withOwnSignal(options.signal, async (signal) => {
       const response = await this.transport.request(responsePath(responseId), {
         method: 'DELETE',
@@ -97,9 +97,9 @@ function responsePath(responseId: string): string {
  */
 export function streamResponse(
   transport: Transport,
-  request: ResponseCreateRequest,
-  options?: ResponseRequestOptions,
-): ResponseStream {
+  request: ResponseCreateParams,
+  options?: ResponsesRequestOptions,
+): ResponsesStream {
   return new ResponsesService(transport).stream(request, options);
 }
 
@@ -109,8 +109,8 @@ export function streamResponse(
  */
 export function responsesToolLoopAdapter(
   transport: Transport,
-  requestOptions?: ResponseRequestOptions,
-): ToolLoopAdapter<ResponseLoopRequest, ResponseObject, ResponseInputItem> {
+  requestOptions?: ResponsesRequestOptions,
+): ToolLoopAdapter<ResponsesLoopRequest, ResponseObject, ResponseInputItem> {
   return new ResponsesService(transport).loopAdapter(requestOptions);
 }
 

@@ -1,7 +1,7 @@
 /** The handle of one streamed Responses request. */
 import { ListenerStream } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import type { ResponseStreamEvents, ResponseStreamListener } from './listener.js';
+import type { ResponsesStreamEvents, ResponsesStreamListener } from './listener.js';
 import type { ResponseObject } from './types.js';
 
 /** Whether a value is a ResponseObject (a cheap shape check): narrows a middleware's `ModelResult`. */
@@ -10,7 +10,7 @@ export function isResponseObject(value: unknown): value is ResponseObject {
 }
 
 /**
- * A streamed response in flight: core's {@link ListenerStream} over a {@link ResponseStreamListener}, with the
+ * A streamed response in flight: core's {@link ListenerStream} over a {@link ResponsesStreamListener}, with the
  * rules of every stream handle. It starts when created and buffers its events; `.final()` alone is enough.
  *
  * - `for await (const event of stream)` yields the normalized events (`content`, `reasoning`, `tool_call.*`,
@@ -20,4 +20,4 @@ export function isResponseObject(value: unknown): value is ResponseObject {
  * - `final()` resolves to the response (status `completed`, or `incomplete` for a truncation) or rejects with the
  *   typed error: its `partial` is the response so far, none for an error before the stream began (an HTTP status).
  */
-export class ResponseStream extends ListenerStream<ResponseStreamListener, ResponseObject, ResponseStreamEvents> {}
+export class ResponsesStream extends ListenerStream<ResponsesStreamListener, ResponseObject, ResponsesStreamEvents> {}

@@ -290,7 +290,7 @@ export type ResponseIncludable =
  * this type does not know goes in the request options' `extraBody`. `tools` holds wire tools only (a `defineTool`
  * tool belongs to the tool loop's request).
  */
-export interface ResponseCreateRequest extends SdkFields {
+export interface ResponseCreateParams extends SdkFields {
   model: string;
   input?: string | ResponseInputItem[];
   instructions?: string | null;

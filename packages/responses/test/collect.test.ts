@@ -11,7 +11,7 @@ import {
   eventsFromJsonl,
   eventsToJsonl,
   type ResponseObject,
-  ResponseStreamListener,
+  ResponsesStreamListener,
   replayEvents,
 } from '@ai4ts/responses';
 import fc from 'fast-check';
@@ -69,7 +69,7 @@ describe('collectResponse', () => {
   });
 
   it('feeds the given listener live', async () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const deltas: string[] = [];
     listener.on('content', (e) => deltas.push(e.delta));
     const raw: string[] = [];
@@ -159,7 +159,7 @@ describe('collectResponse', () => {
   });
 
   it('stops reading at the terminal event: a [DONE] and garbage after it are never read', async () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const sse = `${sseText(textScript().events, { named: true })}data: [DONE]\n\ndata: not json\n\n`;
     const response = await collectResponse(sse, { listener });
     expect(response.output_text).toBe(TEXT);
@@ -325,7 +325,7 @@ describe('record and replay', () => {
   };
 
   it.each(Object.entries(cases))('a %s stream replays from JSONL to the same final state', async (_name, sse) => {
-    const recorded = new ResponseStreamListener();
+    const recorded = new ResponsesStreamListener();
     const outcome = await collectResponse(sse, { listener: recorded }).then(
       (response) => ({ response }),
       (error: Error) => ({ error }),

@@ -5,7 +5,7 @@
 import type { Usage } from '@ai4ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ResponseObject, ResponseStreamListener, type ResponseStreamWarning } from '../src/index.js';
+import { type ResponseObject, ResponsesStreamListener, type ResponsesStreamWarning } from '../src/index.js';
 import { baseResponse } from './fixtures.js';
 
 /** Every object in `value` has the prototype JSON.parse gives: Object.prototype, or Array.prototype for arrays. */
@@ -50,7 +50,7 @@ function expectedItem({ kind, skip }: Item, i: number): unknown {
   return { type: 'message', id: `msg_${i}`, role: 'assistant', status: 'in_progress', content };
 }
 
-describe('ResponseStreamListener: hostile indexes', () => {
+describe('ResponsesStreamListener: hostile indexes', () => {
   const item = fc.record({
     at: fc.oneof(fc.nat(20), fc.constantFrom(1e9, 2 ** 31, 2 ** 53)),
     kind: fc.constantFrom<Item['kind']>('call', 'message'),
@@ -83,9 +83,9 @@ describe('ResponseStreamListener: hostile indexes', () => {
           const message = items.find((it) => it.kind === 'message');
           for (const [make, n] of injected) events.splice(1 + (n % events.length), 0, make(message?.at ?? -1));
           events.push({ type: 'response.completed', response: baseResponse({ status: 'completed' }) });
-          const listener = new ResponseStreamListener();
+          const listener = new ResponsesStreamListener();
           const starts: unknown[] = [];
-          const warnings: ResponseStreamWarning[] = [];
+          const warnings: ResponsesStreamWarning[] = [];
           listener.on('tool_call.start', (event) => starts.push([event.index, event.id]));
           listener.on('warning', (warning) => warnings.push(warning));
           for (const event of events) listener.push(event);
@@ -104,16 +104,16 @@ describe('ResponseStreamListener: hostile indexes', () => {
   });
 });
 
-describe('ResponseStreamListener: __proto__ in server data', () => {
-  const feed = (...lines: string[]): ResponseStreamListener => {
-    const listener = new ResponseStreamListener();
+describe('ResponsesStreamListener: __proto__ in server data', () => {
+  const feed = (...lines: string[]): ResponsesStreamListener => {
+    const listener = new ResponsesStreamListener();
     for (const data of lines) listener.pushSse({ event: 'message', data });
     return listener;
   };
 
   it('usage with __proto__ keeps the numbers the JSON says', () => {
     const usages: Usage[] = [];
-    const listener = new ResponseStreamListener().on('usage', (event) => usages.push(event.usage));
+    const listener = new ResponsesStreamListener().on('usage', (event) => usages.push(event.usage));
     for (const data of [
       '{"type":"response.created","response":{"id":"r","object":"response","model":"m","status":"in_progress","output":[]}}',
       '{"type":"response.completed","response":{"id":"r","object":"response","model":"m","status":"completed","output":[],"usage":{"input_tokens":10,"output_tokens":2,"__proto__":{"total_tokens":1000000,"input_tokens_details":{"cached_tokens":5}}}}}',

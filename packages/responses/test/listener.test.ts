@@ -1,8 +1,8 @@
 import { ApiError, ConnectionError, ProtocolError, StreamIncompleteError } from '@ai4ts/core';
 import {
   type ResponseObject,
-  ResponseStreamListener,
-  type ResponseStreamWarning,
+  ResponsesStreamListener,
+  type ResponsesStreamWarning,
   replayEvents,
 } from '@ai4ts/responses';
 import { describe, expect, it } from 'vitest';
@@ -18,12 +18,12 @@ import {
 } from './fixtures.js';
 
 /** Every event pushed and the input ended, whatever fails on the way (the listener keeps the error). */
-function run(events: readonly unknown[], listener = new ResponseStreamListener()): ResponseStreamListener {
+function run(events: readonly unknown[], listener = new ResponsesStreamListener()): ResponsesStreamListener {
   return replayEvents(events, listener);
 }
 
 /** Every event a listener emits, in order, as [name, payload]. */
-function record(listener: ResponseStreamListener): [string, unknown][] {
+function record(listener: ResponsesStreamListener): [string, unknown][] {
   const seen: [string, unknown][] = [];
   for (const name of [
     'content',
@@ -42,9 +42,9 @@ function record(listener: ResponseStreamListener): [string, unknown][] {
   return seen;
 }
 
-describe('ResponseStreamListener: text, annotations and reasoning summaries', () => {
+describe('ResponsesStreamListener: text, annotations and reasoning summaries', () => {
   it('rebuilds the message, its annotations and the reasoning summary, and emits normalized events', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(textScript().events, listener);
 
@@ -103,7 +103,7 @@ describe('ResponseStreamListener: text, annotations and reasoning summaries', ()
     s.add('response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } });
     s.add('response.refusal.delta', { ...at, delta: "I can't " });
     s.add('response.refusal.delta', { ...at, delta: 'help with that.' });
-    const partial = new ResponseStreamListener();
+    const partial = new ResponsesStreamListener();
     for (const event of s.events) partial.push(event);
     const streamed = partial.response.output[0];
     expect(streamed?.type === 'message' && streamed.content[0]).toEqual({ type: 'refusal', refusal: "I can't help with that." });
@@ -129,9 +129,9 @@ describe('ResponseStreamListener: text, annotations and reasoning summaries', ()
   });
 });
 
-describe('ResponseStreamListener: function calls', () => {
+describe('ResponsesStreamListener: function calls', () => {
   it('keeps two parallel calls apart by call_id, with interleaved argument deltas', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(parallelCallsScript().events, listener);
 
@@ -169,7 +169,7 @@ describe('ResponseStreamListener: function calls', () => {
   it('a cut stream keeps each partial argument string under its call_id and never emits tool_call.done', () => {
     const events = parallelCallsScript().events;
     const cut = events.slice(0, events.findIndex((e) => e.type === 'response.function_call_arguments.done'));
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     // One delta of each call fewer: the cut falls inside both argument strings.
     run(cut.slice(0, -2), listener);
@@ -196,7 +196,7 @@ describe('ResponseStreamListener: function calls', () => {
     });
     s.add('response.custom_tool_call_input.delta', { item_id: 'ctc_1', output_index: 0, delta: 'SELECT 1' });
     s.add('response.custom_tool_call_input.delta', { item_id: 'ctc_1', output_index: 0, delta: ' FROM t' });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     for (const event of s.events) listener.push(event);
     expect(listener.response.output[0]).toMatchObject({ type: 'custom_tool_call', call_id: 'call_sql', input: 'SELECT 1 FROM t' });
     listener.push({ type: 'response.custom_tool_call_input.done', output_index: 0, item_id: 'ctc_1', input: 'SELECT 2' });
@@ -204,7 +204,7 @@ describe('ResponseStreamListener: function calls', () => {
   });
 });
 
-describe('ResponseStreamListener: built-in tools', () => {
+describe('ResponsesStreamListener: built-in tools', () => {
   it('keeps a web_search_call item and follows its progress status', () => {
     const s = new Script().start();
     const at = { item_id: 'ws_1', output_index: 0 };
@@ -214,7 +214,7 @@ describe('ResponseStreamListener: built-in tools', () => {
     });
     s.add('response.web_search_call.in_progress', at);
     s.add('response.web_search_call.searching', at);
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     for (const event of s.events) listener.push(event);
     expect(listener.response.output[0]).toEqual({ id: 'ws_1', type: 'web_search_call', status: 'searching' });
@@ -233,7 +233,7 @@ describe('ResponseStreamListener: built-in tools', () => {
   });
 });
 
-describe('ResponseStreamListener: terminal semantics', () => {
+describe('ResponsesStreamListener: terminal semantics', () => {
   it('response.incomplete for max_output_tokens is a completed stream: the response incomplete, finish length', () => {
     const s = new Script().start().message(0, 'msg_1', ['Once upon', ' a time']);
     s.add('response.incomplete', {
@@ -244,7 +244,7 @@ describe('ResponseStreamListener: terminal semantics', () => {
         usage: USAGE,
       }),
     });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(s.events, listener);
     expect(listener.status).toBe('completed');
@@ -261,7 +261,7 @@ describe('ResponseStreamListener: terminal semantics', () => {
     s.add('response.incomplete', {
       response: baseResponse({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } }),
     });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(s.events, listener);
     expect(seen.at(-1)).toEqual(['finish', { type: 'finish', finishReason: 'content_filter', choice: 0 }]);
@@ -287,7 +287,7 @@ describe('ResponseStreamListener: terminal semantics', () => {
         output: [],
       }),
     });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(s.events, listener);
 
@@ -333,7 +333,7 @@ describe('ResponseStreamListener: terminal semantics', () => {
       { type: 'response.output_text.delta', output_index: 1, content_index: 0, delta: 'LATE', sequence_number: 999 },
       '[DONE]',
     ];
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run([...s.events, ...after], listener);
     expect(listener.status).toBe('completed');
@@ -344,7 +344,7 @@ describe('ResponseStreamListener: terminal semantics', () => {
   });
 });
 
-describe('ResponseStreamListener: authority of .done events and the terminal snapshot', () => {
+describe('ResponsesStreamListener: authority of .done events and the terminal snapshot', () => {
   it('.done text replaces the deltas where they differ, and the content snapshot follows', () => {
     const s = new Script().start();
     const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };
@@ -359,7 +359,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
       item: { id: 'msg_2', type: 'message', status: 'in_progress', role: 'assistant', content: [] },
     });
     s.add('response.output_text.delta', { item_id: 'msg_2', output_index: 1, content_index: 0, delta: '!' });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const snapshots: string[] = [];
     listener.on('content', (e) => snapshots.push(e.snapshot));
     for (const event of s.events) listener.push(event);
@@ -382,7 +382,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
     s.add('response.output_text.delta', { ...text, delta: 'Hel' });
     s.add('response.output_text.delta', { ...text, delta: 'lo' });
     s.add('response.output_text.delta', { ...text, delta: '!' });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const snapshots: string[] = [];
     const reasoning: string[] = [];
     s.events.forEach((event, i) => {
@@ -406,13 +406,13 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
     s.add('response.reasoning_text.delta', { ...second, delta: 'Again' });
     s.add('response.reasoning_text.delta', { ...second, delta: '.' });
     // Listening from the start: the correction shows in the next snapshot.
-    const listened = new ResponseStreamListener();
+    const listened = new ResponsesStreamListener();
     const all: string[] = [];
     listened.on('reasoning', (e) => all.push(e.snapshot));
     for (const event of s.events) listened.push(event);
     expect(all).toEqual(['Thnk', 'Think. Again', 'Think. Again.']);
     // Listening from the second item's first delta: nothing was kept before, the snapshot is rebuilt from the items.
-    const late = new ResponseStreamListener();
+    const late = new ResponsesStreamListener();
     const seen: string[] = [];
     s.events.forEach((event, i) => {
       if (i === 5) late.on('reasoning', (e) => seen.push(e.snapshot));
@@ -423,7 +423,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
 
   it('a delta after its part or item was replaced builds on the replacement, not on what it replaced', () => {
     const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     listener.push({ type: 'response.output_text.delta', ...at, delta: 'a' });
     listener.push({ type: 'response.content_part.done', ...at, part: { type: 'output_text', text: 'ab', annotations: [] } });
     listener.push({ type: 'response.output_text.delta', ...at, delta: 'c' });
@@ -455,7 +455,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
     });
     s.add('response.function_call_arguments.delta', { item_id: 'fc_1', output_index: 1, delta: '{"a":1}' });
     s.add('response.function_call_arguments.done', { item_id: 'fc_1', output_index: 1, arguments: '' });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     for (const event of s.events) listener.push(event);
     expect(listener.outputText).toBe('built text');
     expect(listener.response.output[0]).toMatchObject({ status: 'completed' });
@@ -486,7 +486,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
   it('calls first seen in the terminal snapshot are announced and finished', () => {
     const s = new Script().start();
     s.completed([functionCallItem('fc_1', 'call_1', 'lookup', '{"q":"x"}')]);
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const seen = record(listener);
     run(s.events, listener);
     expect(seen.filter(([name]) => name.startsWith('tool_call')).map(([name]) => name)).toEqual([
@@ -497,7 +497,7 @@ describe('ResponseStreamListener: authority of .done events and the terminal sna
   });
 });
 
-describe('ResponseStreamListener: gateways and future API versions', () => {
+describe('ResponsesStreamListener: gateways and future API versions', () => {
   it('tracks items by output_index when item ids change between events', () => {
     const s = new Script().start();
     s.add('response.output_item.added', {
@@ -515,7 +515,7 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
       output_index: 0,
       item: functionCallItem('fc_z', 'call_1', 'search', '{"q":"tea"}'),
     });
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     for (const event of s.events) listener.push(event);
     expect(listener.response.output).toHaveLength(2);
     expect(listener.functionCalls.call_1).toMatchObject({ id: 'fc_z', arguments: '{"q":"tea"}' });
@@ -523,7 +523,7 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
   });
 
   it('builds items whose output_item.added and content_part.added never came', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     listener.push({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hi' });
     listener.push({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 1, delta: '{}' });
     expect(listener.outputText).toBe('Hi');
@@ -531,7 +531,7 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
   });
 
   it('orders items by output_index whatever the arrival order or gaps, and rejects impossible indexes', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const warnings: string[] = [];
     listener.on('warning', (w) => warnings.push(w.code));
     const delta = (output_index: number, text: string) =>
@@ -549,7 +549,7 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
   });
 
   it('builds raw reasoning text and code interpreter code from their deltas', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const reasoning: string[] = [];
     listener.on('reasoning', (e) => reasoning.push(e.snapshot));
     for (const delta of ['Think', 'ing']) {
@@ -576,7 +576,7 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
     const future = { type: 'response.hologram.delta', sequence_number: 3, output_index: 9, delta: '∆' };
     const events = [...s.events];
     events.splice(3, 0, future);
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const unknown: unknown[] = [];
     listener.on('unknown', (event) => unknown.push(event));
     run(events, listener);
@@ -591,8 +591,8 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
     s.skip(2).message(0, 'msg_1', ['a', 'b']);
     const events: Json[] = [...s.events];
     events.push({ ...(events[4] as Json) }); // a replayed delta: regression
-    const listener = new ResponseStreamListener();
-    const warnings: ResponseStreamWarning[] = [];
+    const listener = new ResponsesStreamListener();
+    const warnings: ResponsesStreamWarning[] = [];
     listener.on('warning', (w) => warnings.push(w));
     for (const event of events) listener.push(event);
     expect(warnings.map((w) => w.code)).toEqual(['sequence_gap', 'sequence_regression']);
@@ -601,8 +601,8 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
   });
 
   it('warns about a known event with a malformed payload and goes on', () => {
-    const listener = new ResponseStreamListener();
-    const warnings: ResponseStreamWarning[] = [];
+    const listener = new ResponsesStreamListener();
+    const warnings: ResponsesStreamWarning[] = [];
     listener.on('warning', (w) => warnings.push(w));
     listener.push({ type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 42 });
     listener.push({ type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'ok' });
@@ -618,11 +618,11 @@ describe('ResponseStreamListener: gateways and future API versions', () => {
   });
 });
 
-describe('ResponseStreamListener: the listener contract', () => {
+describe('ResponsesStreamListener: the listener contract', () => {
   const sse = (data: unknown) => ({ event: 'message', data: typeof data === 'string' ? data : JSON.stringify(data), id: '' });
 
   it('status goes pending, streaming, completed; end() returns the response; later input only joins the trace', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     expect(listener.status).toBe('pending');
     const events = textScript().events;
     listener.pushSse(sse(events[0]));
@@ -639,7 +639,7 @@ describe('ResponseStreamListener: the listener contract', () => {
   });
 
   it('push throws the recorded ApiError of an error event; later pushes are ignored and end() throws it again', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const errors: unknown[] = [];
     listener.on('error', (e) => errors.push(e.error));
     const s = new Script().start().message(0, 'msg_1', ['so far']);
@@ -663,7 +663,7 @@ describe('ResponseStreamListener: the listener contract', () => {
   });
 
   it('push throws at response.failed with the response error', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const failed = { type: 'response.failed', response: baseResponse({ status: 'failed', error: { code: 'x', message: 'no' } }) };
     expect(() => listener.push(failed)).toThrow(ApiError);
     expect(listener.error?.message).toBe('no');
@@ -671,7 +671,7 @@ describe('ResponseStreamListener: the listener contract', () => {
   });
 
   it('pushSse throws a recorded ProtocolError for data that is not JSON, with the partial response', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     for (const event of new Script().start().message(0, 'msg_1', ['kept']).events) listener.pushSse(sse(event));
     expect(() => listener.pushSse(sse('{"type":'))).toThrow(ProtocolError);
     expect(listener.status).toBe('failed');
@@ -681,7 +681,7 @@ describe('ResponseStreamListener: the listener contract', () => {
   });
 
   it('[DONE], blank data, unknown events, gaps and malformed events never throw and never fail', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     const s = new Script().start().skip(3).message(0, 'msg_1', ['ok']);
     for (const event of s.events) listener.pushSse(sse(event));
     listener.pushSse(sse('[DONE]'));
@@ -694,20 +694,20 @@ describe('ResponseStreamListener: the listener contract', () => {
   });
 
   it('end() without a terminal event records and throws StreamIncompleteError; nothing arrived, so no partial', () => {
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     expect(() => listener.end()).toThrow(StreamIncompleteError);
     expect(listener.status).toBe('failed');
     expect(listener.error?.partial).toBeUndefined();
   });
 
   it('fail() before anything arrived attaches no partial; after, the response so far; it returns the first error', () => {
-    const early = new ResponseStreamListener();
+    const early = new ResponsesStreamListener();
     const refused = early.fail(new Error('ECONNREFUSED'));
     expect(refused).toBeInstanceOf(ConnectionError);
     expect(refused.partial).toBeUndefined();
     expect(early.status).toBe('failed');
 
-    const listener = new ResponseStreamListener();
+    const listener = new ResponsesStreamListener();
     for (const event of new Script().start().message(0, 'msg_1', ['half']).events) listener.push(event);
     const cut = new ConnectionError<ResponseObject>('socket hang up');
     expect(listener.fail(cut)).toBe(cut);

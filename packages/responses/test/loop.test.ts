@@ -6,7 +6,7 @@ import { AbortError, defineTool, Transport } from '@ai4ts/core';
 import { toResponsesTool } from '../src/index.js';
 import {
   type ResponseInputItem,
-  type ResponseLoopRequest,
+  type ResponsesLoopRequest,
   runResponsesToolLoop,
   streamResponsesToolLoop,
 } from '@ai4ts/responses';
@@ -149,7 +149,7 @@ describe('runResponsesToolLoop', () => {
     const transport = await start([first, second]);
     const input: ResponseInputItem[] = [{ type: 'message', role: 'user', content: 'Time?' }];
     // With store: false the reasoning goes back encrypted, so the request asks for it.
-    const request: ResponseLoopRequest = { model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'], tools };
+    const request: ResponsesLoopRequest = { model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'], tools };
     const result = await runResponsesToolLoop(transport, request);
 
     const [reasoning, call] = await outputOf(1, first, { ...request, tools: wireTools });

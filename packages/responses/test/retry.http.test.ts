@@ -3,7 +3,7 @@
  * (`server_error`) is sent again; one that failed after response.created is not.
  */
 import { ApiError, Transport } from '@ai4ts/core';
-import { ResponseStreamListener, streamResponse } from '@ai4ts/responses';
+import { ResponsesStreamListener, streamResponse } from '@ai4ts/responses';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serve, sseText, startSse, type TestServer } from '@ai4ts/test-kit';
 import { messageItem, Script, textScript } from './fixtures.js';
@@ -50,14 +50,14 @@ describe('Responses stream retries before the first event', () => {
   });
 });
 
-describe('ResponseStreamListener.reset', () => {
+describe('ResponsesStreamListener.reset', () => {
   it('makes a used listener read like a new one, its handlers kept', () => {
-    const used = new ResponseStreamListener();
+    const used = new ResponsesStreamListener();
     let finishes = 0;
     used.on('finish', () => finishes++);
     for (const event of textScript().events) used.push(event);
     used.reset();
-    const fresh = new ResponseStreamListener();
+    const fresh = new ResponsesStreamListener();
     const next = new Script().start().message(0, 'msg_2', ['two']).completed([messageItem('msg_2', 'two')]).events;
     for (const listener of [used, fresh]) {
       expect(listener.status).toBe('pending');

@@ -1,6 +1,6 @@
 /** ResponsesService request and response shapes, against msw. */
 import { Ai4tsError, ApiError, BadRequestError, ProtocolError, RateLimitError, Transport } from '@ai4ts/core';
-import { ResponseStream, ResponsesService, streamResponse } from '@ai4ts/responses';
+import { ResponsesStream, ResponsesService, streamResponse } from '@ai4ts/responses';
 import { toFinishReason } from '../src/convert.js';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
@@ -182,7 +182,7 @@ describe('ResponsesService over msw', () => {
     answer(() => sse(parallelCallsScript().events));
     const transport = new Transport({ baseURL: API, apiKey: 'sk-test', maxRetries: 0 });
     const stream = streamResponse(transport, { model: 'gpt-5', input: 'x', store: false }, { headers: { 'x-step': '1' } });
-    expect(stream).toBeInstanceOf(ResponseStream);
+    expect(stream).toBeInstanceOf(ResponsesStream);
     const forwarded: string[] = [];
     stream.on('tool_call.done', (e) => forwarded.push(e.name));
     const response = await stream.final();

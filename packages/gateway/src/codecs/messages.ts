@@ -1,7 +1,7 @@
 /** Anthropic Messages as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { MESSAGES_PROTOCOL, MessageStreamListener } from '@ai4ts/messages';
+import { MESSAGES_PROTOCOL, MessagesStreamListener } from '@ai4ts/messages';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
@@ -360,7 +360,7 @@ export const messagesCodec: ProtocolCodec = {
   body,
   upstreamHeaders: { 'anthropic-version': ANTHROPIC_VERSION },
   read: (response, options) =>
-    readWithListener(new MessageStreamListener(), MESSAGES_PROTOCOL, response, {
+    readWithListener(new MessagesStreamListener(), MESSAGES_PROTOCOL, response, {
       ...options,
       // The thinking signature is not a normalized event: read it off the wire.
       peek: (sse) => {

@@ -1,7 +1,7 @@
 /** OpenAI Responses as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { RESPONSES_PROTOCOL, ResponseStreamListener } from '@ai4ts/responses';
+import { RESPONSES_PROTOCOL, ResponsesStreamListener } from '@ai4ts/responses';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import { type BridgeEvent, type CompletionBuilder, openAIErrorObject } from '@ai4ts/bridge';
@@ -370,5 +370,5 @@ export const responsesCodec: ProtocolCodec = {
   aggregate: toResponse,
   body,
   upstreamHeaders: {},
-  read: (response, options) => readWithListener(new ResponseStreamListener(), RESPONSES_PROTOCOL, response, options),
+  read: (response, options) => readWithListener(new ResponsesStreamListener(), RESPONSES_PROTOCOL, response, options),
 };
