@@ -195,4 +195,32 @@ describe('provider upstreams through core Transport', () => {
     );
     expect(chatUpstream.seen[0]?.path).toBe('/v1/chat/completions');
   });
+
+  // The codecs make their listeners through the protocol's definition, with the upstream preset's quirks: a daemon
+  // that ends with [DONE] and no finish_reason is whole for a preset that says so, and cut short for one that does not.
+  it("the upstream preset's stream quirks reach its protocol's listener", async () => {
+    const noFinishReason: Answer = (res) =>
+      sse(res, [
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'no finish reason' }, finish_reason: null }] })}\n\n`,
+        'data: [DONE]\n\n',
+      ]);
+    const preset = (baseURL: string, doneWithoutFinishReason: boolean): ProviderPreset => ({
+      name: 'daemon',
+      baseURL,
+      apiKeyEnv: [],
+      auth: 'none',
+      protocol: 'chat',
+      quirks: { streamOptions: false, doneWithoutFinishReason },
+    });
+    const lenient = await gatewayOf({ provider: preset((await upstreamOf([noFinishReason])).root, true) });
+    const answered = await askChat(lenient);
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }> }).choices[0]).toMatchObject({
+      message: { content: 'no finish reason' },
+      finish_reason: 'stop',
+    });
+    const strict = await gatewayOf({ provider: preset((await upstreamOf([noFinishReason])).root, false), upstreamRetry: { maxRetries: 0 } });
+    expect((await askChat(strict)).status).toBeGreaterThanOrEqual(500);
+  });
 });
+

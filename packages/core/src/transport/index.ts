@@ -3,6 +3,7 @@ export {
   PROVIDERS,
   type ProviderName,
   type ProviderPreset,
+  type ProtocolName,
   type ProviderQuirks,
   resolveProvider,
 } from './providers.js';

@@ -4,6 +4,12 @@
  */
 import { Ai4tsError } from '../errors.js';
 
+/**
+ * The wire protocols ai4ts speaks, each defined once in its package (`CHAT_PROTOCOL`, ...): the one list a preset,
+ * the gateway and the front door name them by.
+ */
+export type ProtocolName = 'chat' | 'responses' | 'messages';
+
 /** How the API key travels. */
 export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'none';
 
@@ -29,7 +35,7 @@ export interface ProviderPreset {
    * The wire protocol its API speaks: `chat` (Chat Completions), `responses` or `messages` (Anthropic Messages);
    * a gateway picks its upstream codec by it. Every built-in preset declares it; `chat` when a custom one does not.
    */
-  protocol?: 'chat' | 'responses' | 'messages';
+  protocol?: ProtocolName;
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;

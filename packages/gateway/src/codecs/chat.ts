@@ -1,5 +1,5 @@
 /** OpenAI Chat Completions as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
-import { CHAT_PROTOCOL, ChatStreamListener } from '@ai4ts/chat';
+import { CHAT_PROTOCOL } from '@ai4ts/chat';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
 import { toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
@@ -234,12 +234,14 @@ function writerOptions(options: WriteOptions) {
 /** Chat Completions, in and out. */
 export const chatCodec: ProtocolCodec = {
   name: 'chat',
-  path: '/v1/chat/completions',
+  path: `/v1${CHAT_PROTOCOL.path}`,
   parse,
   errorBody: (_status, error) => ({ error }),
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,
   upstreamHeaders: {},
-  read: (response, options) => readWithListener(new ChatStreamListener({ thinkTags: false }), CHAT_PROTOCOL, response, options),
+  // <think> text stays content: the gateway hands on what the upstream sent.
+  read: (response, options) =>
+    readWithListener(CHAT_PROTOCOL.createListener({ thinkTags: false }, options.quirks), CHAT_PROTOCOL, response, options),
 };

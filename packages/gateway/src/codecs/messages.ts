@@ -1,7 +1,7 @@
 /** Anthropic Messages as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { MESSAGES_PROTOCOL, MessagesStreamListener } from '@ai4ts/messages';
+import { MESSAGES_PROTOCOL } from '@ai4ts/messages';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
@@ -352,7 +352,7 @@ async function toMessage(events: AsyncIterable<BridgeEvent>, options: WriteOptio
 /** Anthropic Messages, in and out. */
 export const messagesCodec: ProtocolCodec = {
   name: 'messages',
-  path: '/v1/messages',
+  path: `/v1${MESSAGES_PROTOCOL.path}`,
   parse,
   errorBody,
   stream: toMessagesSse,
@@ -360,7 +360,7 @@ export const messagesCodec: ProtocolCodec = {
   body,
   upstreamHeaders: { 'anthropic-version': ANTHROPIC_VERSION },
   read: (response, options) =>
-    readWithListener(new MessagesStreamListener(), MESSAGES_PROTOCOL, response, {
+    readWithListener(MESSAGES_PROTOCOL.createListener(undefined, options.quirks), MESSAGES_PROTOCOL, response, {
       ...options,
       // The thinking signature is not a normalized event: read it off the wire.
       peek: (sse) => {

@@ -4,12 +4,12 @@
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
-import type { ResultSummary } from '@ai4ts/core';
+import type { ProtocolName, ProviderQuirks, ResultSummary } from '@ai4ts/core';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
 
 /** The three wire protocols the gateway speaks, in and out. */
-export type GatewayProtocol = 'chat' | 'responses' | 'messages';
+export type GatewayProtocol = ProtocolName;
 
 /** A user content part. An image's `url` is an http(s) URL or a `data:` URL. */
 export type Part = { type: 'text'; text: string } | { type: 'image'; url: string };
@@ -92,7 +92,10 @@ export type GatewayErrorObject = OpenAIErrorObject;
  */
 export interface ProtocolCodec {
   name: GatewayProtocol;
-  /** The route, under which clients call it and upstreams are called (`/v1/chat/completions`, ...). */
+  /**
+   * The route, under which clients call it and upstreams are called: `/v1` and the path of the protocol's definition
+   * (`/v1/chat/completions`, ...).
+   */
   path: string;
   /** Reads a request body; throws an HttpError (400) naming the first bad field. */
   parse(json: unknown): GatewayRequest;
@@ -107,7 +110,7 @@ export interface ProtocolCodec {
   /** Headers an upstream of this protocol needs besides the JSON and auth ones (Messages' `anthropic-version`). */
   upstreamHeaders: Readonly<Record<string, string>>;
   /** Reads the upstream's answer into bridge events; a non-2xx Response becomes its typed ApiError. */
-  read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+  read(response: Response, options: CodecReadOptions): AsyncIterable<BridgeEvent>;
 }
 
 /** Options of reading an upstream's answer. */
@@ -117,6 +120,12 @@ export interface UpstreamReadOptions {
   secrets: readonly string[];
   /** Receives the protocol's reading of the result once the answer completed, for the upstream call's span. */
   summary?: ((summary: ResultSummary) => void) | undefined;
+}
+
+/** Options of a codec's reading of an upstream's answer: the target's, and its preset's quirks. */
+export interface CodecReadOptions extends UpstreamReadOptions {
+  /** The upstream preset's stream quirks, which its protocol's listener respects. */
+  quirks: ProviderQuirks;
 }
 
 /** The effort a thinking budget stands for, and back: the gateway's rule, documented in docs/gateway.md. */

@@ -6,10 +6,10 @@ import { type StreamEvent, type StreamEventSource, type StreamListener, STREAM_E
 import { type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import type { BridgeEvent } from '@ai4ts/bridge';
-import type { UpstreamReadOptions } from './neutral.js';
+import type { CodecReadOptions } from './neutral.js';
 
 /** Options of {@link readWithListener}. */
-export interface ListenOptions extends UpstreamReadOptions {
+export interface ListenOptions extends CodecReadOptions {
   /** Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature). */
   peek?: (event: SseEvent) => BridgeEvent | undefined;
 }

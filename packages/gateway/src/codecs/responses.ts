@@ -1,7 +1,7 @@
 /** OpenAI Responses as the gateway speaks it: requests read into the gateway's shape, answers, upstream calls. */
 import type { Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { RESPONSES_PROTOCOL, ResponsesStreamListener } from '@ai4ts/responses';
+import { RESPONSES_PROTOCOL } from '@ai4ts/responses';
 import type { SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import { type BridgeEvent, type CompletionBuilder, openAIErrorObject } from '@ai4ts/bridge';
@@ -363,12 +363,13 @@ async function toResponse(events: AsyncIterable<BridgeEvent>, options: WriteOpti
 /** OpenAI Responses, in and out. */
 export const responsesCodec: ProtocolCodec = {
   name: 'responses',
-  path: '/v1/responses',
+  path: `/v1${RESPONSES_PROTOCOL.path}`,
   parse,
   errorBody: (_status, error) => ({ error }),
   stream: toResponsesSse,
   aggregate: toResponse,
   body,
   upstreamHeaders: {},
-  read: (response, options) => readWithListener(new ResponsesStreamListener(), RESPONSES_PROTOCOL, response, options),
+  read: (response, options) =>
+    readWithListener(RESPONSES_PROTOCOL.createListener(undefined, options.quirks), RESPONSES_PROTOCOL, response, options),
 };

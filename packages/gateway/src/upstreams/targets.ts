@@ -180,7 +180,7 @@ class ProviderTarget implements UpstreamTarget {
   }
 
   read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
-    return this.#codec.read(response, options);
+    return this.#codec.read(response, { ...options, quirks: this.#transport.provider.quirks });
   }
 
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
