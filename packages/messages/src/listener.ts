@@ -10,7 +10,7 @@ import {
   type RetryEvents,
   StreamIncompleteError,
 } from '@ai4ts/core';
-import { isRecord, setOwn } from '@ai4ts/core/internal';
+import { assertNever, isRecord, setOwn } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { readEvent } from './parse.js';
@@ -227,6 +227,9 @@ export class MessagesStreamListener extends ProtocolListener<MessageState, Messa
         throw this.fail(ApiError.fromStreamError(event, undefined));
       case 'ping':
         break;
+      default:
+        // readEvent passes only the known types: a new one must be decided on here.
+        assertNever(event);
     }
     if (this.#trace) state.events.push(event);
     this.emit('event', event);
