@@ -2,8 +2,8 @@
  * Chat Completions over a Transport: {@link ChatService} (core's `ProtocolService` of {@link CHAT_PROTOCOL}) and the
  * function forms of its calls.
  */
-import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
-import { ProtocolService, toolLoopEntryPoints } from '@ai4ts/core/internal';
+import type { Transport } from '@ai4ts/core';
+import { ProtocolService, serviceFunctions } from '@ai4ts/core/internal';
 import type { ChatStreamListener } from './listener.js';
 import type { ChatLoopRequest } from './loop.js';
 import { CHAT_PROTOCOL } from './protocol.js';
@@ -30,31 +30,20 @@ export class ChatService extends ProtocolService<
   }
 }
 
-/**
- * Sends one streaming request and returns its {@link ChatStream}, already running (see `ChatService.stream`).
- *
- * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()`.
- */
-export function streamChatCompletion(
-  transport: Transport,
-  request: ChatCompletionCreateParams,
-  options?: ChatRequestOptions,
-): ChatStream {
-  return new ChatService(transport).stream(request, options);
-}
+const functions = serviceFunctions((transport) => new ChatService(transport));
 
 /**
- * The Chat Completions adapter of the tool loop over `transport`, for core's `runToolLoop`; `options` apply to every
- * step. Make one per loop.
+ * Sends one streaming request and returns its {@link ChatStream}, already running (see
+ * `ChatService.stream`). Throws Ai4tsError synchronously for an invalid request; every later failure rejects
+ * `final()`.
  */
-export function chatToolLoopAdapter(
-  transport: Transport,
-  options?: ChatRequestOptions,
-): ToolLoopAdapter<ChatLoopRequest, ChatCompletion, ChatMessage> {
-  return new ChatService(transport).loopAdapter(options);
-}
+export const streamChatCompletion = functions.stream;
 
-const entryPoints = toolLoopEntryPoints((transport) => new ChatService(transport));
+/**
+ * The adapter of the tool loop over Chat Completions for core's `runToolLoop`; `options` apply to every step. Make
+ * one per loop.
+ */
+export const chatToolLoopAdapter = functions.loopAdapter;
 
 /**
  * Runs the tool loop over Chat Completions to the end. The loop's settings come from the request alone: its
@@ -65,11 +54,11 @@ const entryPoints = toolLoopEntryPoints((transport) => new ChatService(transport
  * Rejects with an Ai4tsError whose `partial` is a `ToolLoopPartial` (the finished steps, the transcript so far and
  * the failed step's partial completion); an AbortError when `options.signal` aborts.
  */
-export const runChatToolLoop = entryPoints.run;
+export const runChatToolLoop = functions.run;
 
 /**
  * Starts the tool loop over Chat Completions as one event stream over all steps (see {@link runChatToolLoop} for the
  * request and the options); it starts now, whether or not anyone iterates, and `final()` resolves to the result or
  * rejects like {@link runChatToolLoop}.
  */
-export const streamChatToolLoop = entryPoints.stream;
+export const streamChatToolLoop = functions.streamLoop;

@@ -16,7 +16,13 @@ import type { NormalizedEvent } from './events.js';
 import type { StreamListener } from './listener.js';
 import type { Tool } from './tools/define.js';
 import { runToolLoop, type ToolLoopAdapter, type ToolLoopOptions, type ToolLoopResult } from './tools/loop.js';
-import { callOptionsOf, type LoopFields, type LoopRequestShape, loopOptionsOf, type SdkFields } from './tools/request.js';
+import {
+  callOptionsOf,
+  type LoopFields,
+  type LoopRequestShape,
+  loopOptionsOf,
+  type SdkFields,
+} from './tools/request.js';
 import { streamToolLoop, type ToolLoopStream } from './tools/stream.js';
 import type { ProviderQuirks } from './transport/providers.js';
 import type { RetryPolicy } from './transport/retry.js';
@@ -105,7 +111,10 @@ export class ProtocolService<
   /** The transport it sends through. */
   readonly transport: Transport;
 
-  constructor(definition: ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options>, transport: Transport) {
+  constructor(
+    definition: ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options>,
+    transport: Transport,
+  ) {
     this.definition = definition;
     this.transport = transport;
   }
@@ -146,7 +155,9 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   stream(request: Request, options?: Options): Stream;
   stream(request: Request, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
-    if (outputOf(request)) return streamToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
+    if (outputOf(request)) {
+      return streamToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
+    }
     const wire = this.definition.toWireRequest(request, this.transport.provider.quirks);
     return this.#streamWire(wire, options, callOptionsOf(request, options ?? {}));
   }
@@ -231,14 +242,16 @@ export class ProtocolService<
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
     const body = definition.streamBody(wire, quirks);
-    return this.openStream(body, sent, definition.createListener(options, quirks), (call, requestOptions) => async (attempt) => {
+    const listener = definition.createListener(options, quirks);
+    return this.openStream(body, sent, listener, (call, requestOptions) => async (attempt) => {
       const stream = await transport.stream(definition.path, {
         body: call.body,
         options: { ...requestOptions, ...attempt },
         watch: call,
       });
       // Some servers ignore `stream: true` and answer one JSON result: read it as a single event.
-      const json = definition.acceptsJsonStream && stream.response.headers.get('content-type')?.includes('application/json');
+      const type = stream.response.headers.get('content-type');
+      const json = definition.acceptsJsonStream && type?.includes('application/json');
       return json ? wholeBody(stream.response) : stream;
     });
   }

@@ -1,7 +1,8 @@
 /**
  * The tool loop over Anthropic Messages: its request and result types, and the message half of its adapter (core's
- * `ProtocolService` sends each step as one streamed request). The assistant turn goes back as received (thinking with its signature, unknown blocks and fields kept, `input_error` stripped)
- * and the results go back as one user message of tool_result blocks.
+ * `ProtocolService` sends each step as one streamed request). The assistant turn goes back as received (thinking
+ * with its signature, unknown blocks and fields kept, `input_error` stripped) and the results go back as one user
+ * message of tool_result blocks.
  */
 import type {
   LoopFields,

@@ -2,8 +2,8 @@
  * Anthropic Messages over a Transport: {@link MessagesService} (core's `ProtocolService` of
  * {@link MESSAGES_PROTOCOL}) and the function forms of its calls.
  */
-import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
-import { ProtocolService, toolLoopEntryPoints } from '@ai4ts/core/internal';
+import type { Transport } from '@ai4ts/core';
+import { ProtocolService, serviceFunctions } from '@ai4ts/core/internal';
 import type { MessagesStreamListener } from './listener.js';
 import type { MessagesLoopRequest } from './loop.js';
 import { MESSAGES_PROTOCOL } from './protocol.js';
@@ -30,31 +30,20 @@ export class MessagesService extends ProtocolService<
   }
 }
 
-/**
- * Sends one streaming request and returns its {@link MessagesStream}, already running (see `MessagesService.stream`).
- *
- * @throws Ai4tsError synchronously for an invalid request. Every later failure rejects `final()`.
- */
-export function streamMessage(
-  transport: Transport,
-  request: MessageCreateParams,
-  options?: MessagesRequestOptions,
-): MessagesStream {
-  return new MessagesService(transport).stream(request, options);
-}
+const functions = serviceFunctions((transport) => new MessagesService(transport));
 
 /**
- * The Messages adapter of the tool loop over `transport`; `options` apply to every step, the step's signal
- * replacing theirs. Make one per loop.
+ * Sends one streaming request and returns its {@link MessagesStream}, already running (see
+ * `MessagesService.stream`). Throws Ai4tsError synchronously for an invalid request; every later failure rejects
+ * `final()`.
  */
-export function messagesToolLoopAdapter(
-  transport: Transport,
-  options?: MessagesRequestOptions,
-): ToolLoopAdapter<MessagesLoopRequest, Message, MessageParam> {
-  return new MessagesService(transport).loopAdapter(options);
-}
+export const streamMessage = functions.stream;
 
-const entryPoints = toolLoopEntryPoints((transport) => new MessagesService(transport));
+/**
+ * The adapter of the tool loop over Anthropic Messages for core's `runToolLoop`; `options` apply to every step. Make
+ * one per loop.
+ */
+export const messagesToolLoopAdapter = functions.loopAdapter;
 
 /**
  * Runs the tool loop over Anthropic Messages to the end. Its settings come from the request (`tools`, `maxSteps`,
@@ -66,10 +55,10 @@ const entryPoints = toolLoopEntryPoints((transport) => new MessagesService(trans
  * and every step's typed error; its `partial` is a `ToolLoopPartial` (the finished steps, the transcript, and the
  * failed step's partial message).
  */
-export const runMessagesToolLoop = entryPoints.run;
+export const runMessagesToolLoop = functions.run;
 
 /**
  * Starts the tool loop over Anthropic Messages as one event stream over all steps, each event tagged with its
  * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
  */
-export const streamMessagesToolLoop = entryPoints.stream;
+export const streamMessagesToolLoop = functions.streamLoop;

@@ -1,8 +1,8 @@
 /**
  * The tool loop over the Responses API: its request and result types, and the message half of its adapter, whose
- * transcript is the growing list of input items. With `store` not false each step continues by `previous_response_id` and sends only the new
- * `function_call_output` items; with `store: false` it resends the whole input (output items, reasoning included,
- * exactly as received).
+ * transcript is the growing list of input items. With `store` not false each step continues by
+ * `previous_response_id` and sends only the new `function_call_output` items; with `store: false` it resends the
+ * whole input (output items, reasoning included, exactly as received).
  */
 import type {
   LoopFields,

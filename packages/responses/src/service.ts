@@ -2,8 +2,8 @@
  * The Responses API over a Transport: {@link ResponsesService} (core's `ProtocolService` of
  * {@link RESPONSES_PROTOCOL}, plus `resume`, `retrieve` and `delete`) and the function forms of its calls.
  */
-import type { ToolLoopAdapter, Transport } from '@ai4ts/core';
-import { ProtocolService, toolLoopEntryPoints, withOwnSignal } from '@ai4ts/core/internal';
+import type { Transport } from '@ai4ts/core';
+import { ProtocolService, serviceFunctions, withOwnSignal } from '@ai4ts/core/internal';
 import type { ResponsesStreamListener } from './listener.js';
 import type { ResponsesLoopRequest } from './loop.js';
 import { RESPONSES_PROTOCOL, toResponseObject } from './protocol.js';
@@ -91,30 +91,20 @@ function responsePath(responseId: string): string {
   return `${RESPONSES_PATH}/${encodeURIComponent(responseId)}`;
 }
 
-/**
- * Starts one streamed `POST /responses` and returns its handle at once (see `ResponsesService.stream`). Throws an
- * `Ai4tsError` synchronously for an invalid request; every other failure rejects `final()`.
- */
-export function streamResponse(
-  transport: Transport,
-  request: ResponseCreateParams,
-  options?: ResponsesRequestOptions,
-): ResponsesStream {
-  return new ResponsesService(transport).stream(request, options);
-}
+const functions = serviceFunctions((transport) => new ResponsesService(transport));
 
 /**
- * A tool-loop adapter for the Responses API over `transport`; `requestOptions` (headers, timeouts, `extraBody`)
- * apply to every step. It remembers the last response of its loop, so make one per loop.
+ * Sends one streaming request and returns its {@link ResponsesStream}, already running (see
+ * `ResponsesService.stream`). Throws Ai4tsError synchronously for an invalid request; every later failure rejects
+ * `final()`.
  */
-export function responsesToolLoopAdapter(
-  transport: Transport,
-  requestOptions?: ResponsesRequestOptions,
-): ToolLoopAdapter<ResponsesLoopRequest, ResponseObject, ResponseInputItem> {
-  return new ResponsesService(transport).loopAdapter(requestOptions);
-}
+export const streamResponse = functions.stream;
 
-const entryPoints = toolLoopEntryPoints((transport) => new ResponsesService(transport));
+/**
+ * The adapter of the tool loop over the Responses API for core's `runToolLoop`; `options` apply to every step. Make
+ * one per loop.
+ */
+export const responsesToolLoopAdapter = functions.loopAdapter;
 
 /**
  * Runs the tool loop over the Responses API and resolves to its result. Its settings come from the request (the
@@ -122,10 +112,10 @@ const entryPoints = toolLoopEntryPoints((transport) => new ResponsesService(tran
  * `options` apply to every step and `options.signal` aborts the loop. Rejects with a typed error whose `partial`
  * is a `ToolLoopPartial` (AbortError on abort).
  */
-export const runResponsesToolLoop = entryPoints.run;
+export const runResponsesToolLoop = functions.run;
 
 /**
  * Starts the tool loop over the Responses API as one event stream over all steps, each event tagged with its
  * step; settings and options as for {@link runResponsesToolLoop}.
  */
-export const streamResponsesToolLoop = entryPoints.stream;
+export const streamResponsesToolLoop = functions.streamLoop;

@@ -8,7 +8,7 @@ export { sseEventsOf } from '../source.js';
 export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/content.js';
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
-export { toolLoopEntryPoints } from '../tools/entry.js';
+export { serviceFunctions } from '../tools/entry.js';
 export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';

@@ -1,43 +1,69 @@
 /**
- * A protocol's two tool-loop functions (`run*ToolLoop`, `stream*ToolLoop`): its service's `runLoop` and `streamLoop`
- * with the transport as first argument, typed as the service types them (a request with `output` types the
- * result's `object` and the `object` events as the schema's output).
+ * A protocol's function forms (`streamChatCompletion`, `chatToolLoopAdapter`, `runChatToolLoop`,
+ * `streamChatToolLoop`, and their kin): its service's calls with the transport as first argument, typed as the
+ * service types them (a loop request with `output` types the result's `object` and the `object` events).
  */
 import type * as z from 'zod';
 import type { OutputLoopStream, ToolLoopStream } from './stream.js';
-import type { ToolLoopResult } from './loop.js';
+import type { ToolLoopAdapter, ToolLoopResult } from './loop.js';
 import type { Transport } from '../transport/transport.js';
 
-/** What the loop functions need of a protocol's service (core's `ProtocolService` is one). */
-interface LoopCalls<Request, Completion, Message, Options> {
-  runLoop(request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>>;
-  streamLoop(request: Request, options?: Options): ToolLoopStream<Request, Completion, Message>;
+/** What the function forms need of a protocol's service (core's `ProtocolService` is one). */
+interface ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Options> {
+  stream(request: Request, options?: Options): Stream;
+  loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Completion, Message>;
+  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
+  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Completion, Message>;
 }
 
 /**
- * `run` resolves to the loop's result, `stream` starts it as one event stream over all steps (it starts now, and
- * `final()` resolves or rejects like `run`). `options.signal` aborts the loop.
+ * `stream` starts one plain streaming request; `loopAdapter` is the loop adapter of one loop (make one per loop);
+ * `run` resolves to the loop's result, `streamLoop` starts it as one event stream over all steps (it starts now, and
+ * `final()` resolves or rejects like `run`). `options.signal` aborts the call or the loop.
  */
-export function toolLoopEntryPoints<Request, Completion, Message, Options>(
-  service: (transport: Transport) => LoopCalls<Request, Completion, Message, Options>,
+export function serviceFunctions<Request, LoopRequest, Completion, Message, Stream, Options>(
+  service: (transport: Transport) => ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Options>,
 ) {
   function run<S extends z.ZodType>(
     transport: Transport,
-    request: Request & { output: S },
+    request: LoopRequest & { output: S },
     options?: Options,
-  ): Promise<ToolLoopResult<Request, Completion, Message, z.output<S>>>;
-  function run(transport: Transport, request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>>;
-  function run(transport: Transport, request: Request, options?: Options): Promise<ToolLoopResult<Request, Completion, Message>> {
+  ): Promise<ToolLoopResult<LoopRequest, Completion, Message, z.output<S>>>;
+  function run(
+    transport: Transport,
+    request: LoopRequest,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
+  function run(
+    transport: Transport,
+    request: LoopRequest,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Completion, Message>> {
     return service(transport).runLoop(request, options);
   }
-  function stream<S extends z.ZodType>(
+  function streamLoop<S extends z.ZodType>(
     transport: Transport,
-    request: Request & { output: S },
+    request: LoopRequest & { output: S },
     options?: Options,
-  ): OutputLoopStream<Request, Completion, Message, z.output<S>>;
-  function stream(transport: Transport, request: Request, options?: Options): ToolLoopStream<Request, Completion, Message>;
-  function stream(transport: Transport, request: Request, options?: Options): ToolLoopStream<Request, Completion, Message> {
+  ): OutputLoopStream<LoopRequest, Completion, Message, z.output<S>>;
+  function streamLoop(
+    transport: Transport,
+    request: LoopRequest,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Completion, Message>;
+  function streamLoop(
+    transport: Transport,
+    request: LoopRequest,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Completion, Message> {
     return service(transport).streamLoop(request, options);
   }
-  return { run, stream };
+  return {
+    stream: (transport: Transport, request: Request, options?: Options): Stream =>
+      service(transport).stream(request, options),
+    loopAdapter: (transport: Transport, options?: Options): ToolLoopAdapter<LoopRequest, Completion, Message> =>
+      service(transport).loopAdapter(options),
+    run,
+    streamLoop,
+  };
 }
