@@ -4,7 +4,7 @@
  */
 export { closeAll, closed, type RequestHandler, SSE_HEADERS, serve, type ServeOptions, startSse, type TestServer } from './server.js';
 export { sseFrame, sseText } from './sse.js';
-export { splitAt, streamOf } from './stream.js';
+export { drain, readerOf, splitAt, streamOf } from './stream.js';
 export { seededRandom } from './random.js';
 export { sleep } from './sleep.js';
 export { expectMonotone, within } from './within.js';
