@@ -1,8 +1,8 @@
 import { type BridgeEvent, defineDialect, readNamedEventDialect, readTypedEventDialect } from '@ai4ts/bridge';
 import { ApiError, ConnectionError, ProtocolError, RateLimitError, StreamIncompleteError } from '@ai4ts/core';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import { drain, sseFrame, streamOf } from '@ai4ts/test-kit';
+import { describe, expect, it } from 'vitest';
 import { NAMED_ANSWER, TYPED_ANSWER } from './helpers.js';
 
 describe('readTypedEventDialect', () => {

@@ -5,8 +5,8 @@
 import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
 import { AbortError, Ai4tsError, ApiError, ProtocolError, StreamIncompleteError, type StreamSource } from '@ai4ts/core';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import { sseFrame, streamOf } from '@ai4ts/test-kit';
+import { describe, expect, it } from 'vitest';
 
 const encoder = new TextEncoder();
 /** Small enough that the generated oversized event trips it, large enough for every other generated event. */

@@ -8,8 +8,8 @@ import {
 } from '@ai4ts/bridge';
 import { ApiError, StreamIncompleteError } from '@ai4ts/core';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
-import { describe, expect, it } from 'vitest';
 import { drain, sseFrame, streamOf } from '@ai4ts/test-kit';
+import { describe, expect, it } from 'vitest';
 import { NAMED_ANSWER, TYPED_ANSWER } from './helpers.js';
 
 async function collect(messages: AsyncIterable<SseMessage>): Promise<{ messages: SseMessage[]; error?: unknown }> {

@@ -2,7 +2,17 @@
  * `@ai4ts/test-kit`: what the packages' tests share, so each helper exists once. Private: tests import these
  * sources (a vitest alias and a tsconfig path), nothing builds or publishes them.
  */
-export { closeAll, closed, type RequestHandler, SSE_HEADERS, serve, type ServeOptions, startSse, type TestServer } from './server.js';
+export {
+  closeAll,
+  closed,
+  type RequestHandler,
+  SSE_HEADERS,
+  sendSse,
+  serve,
+  type ServeOptions,
+  startSse,
+  type TestServer,
+} from './server.js';
 export { sseFrame, sseText } from './sse.js';
 export { drain, readerOf, splitAt, streamOf } from './stream.js';
 export { seededRandom } from './random.js';
