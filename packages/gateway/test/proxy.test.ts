@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createGateway, type ListeningGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
-import { readerOf, sendSse, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
+import { readerOf, sendSse, sleep, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NAMED_ANSWER, TYPED_ANSWER } from '../../bridge/test/helpers.js';
 import { type Daemon, readChunks, startDaemon } from './helpers.js';
@@ -387,7 +387,7 @@ describe('disconnects and backpressure', () => {
     let last = -1;
     let still = 0;
     while (!state.finished && still < 5) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       still = state.written === last ? still + 1 : 0;
       last = state.written;
     }

@@ -60,10 +60,10 @@ const FAILURES = {
     res.end(`{"error":{"message":"Invalid key: ${unicodeEscaped(echo)}","code":"${unicodeEscaped(echo)}"}}`);
   },
   'an error event spelling it in \\u escapes': (res: ServerResponse, echo: string) => {
-    sendSse(res, `data: {"type":"error","message":"bad key ${unicodeEscaped(echo)}"}\n\n`);
+    sendSse(res, sseFrame(`{"type":"error","message":"bad key ${unicodeEscaped(echo)}"}`));
   },
   'an event that is not JSON, quoting it': (res: ServerResponse, echo: string) => {
-    sendSse(res, `data: oops ${echo}\n\n`);
+    sendSse(res, sseFrame(`oops ${echo}`));
   },
 } as const;
 

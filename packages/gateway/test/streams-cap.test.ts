@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { listenGateway } from '@ai4ts/gateway';
-import { readerOf, sendSse, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
+import { readerOf, sendSse, sleep, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
 import { readChunks, startDaemon } from './helpers.js';
@@ -29,7 +29,7 @@ async function askUntilAccepted(url: string, message: string): Promise<Response>
     const response = await ask(url, message, true);
     if (response.status !== 503) return response;
     await response.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   throw new Error('The slot never came back');
 }

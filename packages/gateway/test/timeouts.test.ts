@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { createGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
-import { SSE_HEADERS, sseFrame, startSse } from '@ai4ts/test-kit';
+import { sleep, SSE_HEADERS, sseFrame, startSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Daemon, readChunks, serveFetchHandler, startDaemon } from './helpers.js';
 
@@ -101,7 +101,7 @@ describe('upstream timeouts', () => {
       res.writeHead(200, SSE_HEADERS);
       for (let i = 0; i < 6; i++) {
         res.write(sseFrame({ type: 'text', content: `${i}` }));
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
       res.end(sseFrame({ type: 'done' }));
     });
