@@ -1,8 +1,9 @@
 import { type BridgeEvent, defineDialect, readNamedEventDialect, readTypedEventDialect } from '@ai4ts/bridge';
 import { ApiError, ConnectionError, ProtocolError, RateLimitError, StreamIncompleteError } from '@ai4ts/core';
 import fc from 'fast-check';
+import { drain, sseFrame, streamOf } from '@ai4ts/test-kit';
 import { describe, expect, it } from 'vitest';
-import { drain, NAMED_ANSWER, named, streamOf, TYPED_ANSWER, typed } from './helpers.js';
+import { NAMED_ANSWER, TYPED_ANSWER } from './helpers.js';
 
 describe('readTypedEventDialect', () => {
   it('reads every event type into bridge events', async () => {
@@ -46,9 +47,9 @@ describe('readTypedEventDialect', () => {
 
   it('marks a failed tool result as an error and stringifies object arguments', async () => {
     const body =
-      typed({ type: 'tool_start', id: 't', name: 'run', arguments: { cmd: 'ls' } }) +
-      typed({ type: 'tool_result', id: 't', name: 'run', output: 'denied', success: false, duration_ms: 3 }) +
-      typed({ type: 'done' });
+      sseFrame({ type: 'tool_start', id: 't', name: 'run', arguments: { cmd: 'ls' } }) +
+      sseFrame({ type: 'tool_result', id: 't', name: 'run', output: 'denied', success: false, duration_ms: 3 }) +
+      sseFrame({ type: 'done' });
     const { events } = await drain(readTypedEventDialect(streamOf([body])));
     expect(events.find((e) => e.type === 'tool_call.done')).toMatchObject({ arguments: '{"cmd":"ls"}' });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({
@@ -60,10 +61,10 @@ describe('readTypedEventDialect', () => {
 
   it('keeps unknown types as unknown events and goes on', async () => {
     const body =
-      typed({ type: 'progress', percent: 50 }) +
-      typed({ type: 'text', content: 'ok' }) +
-      typed({ no_type: 1 }) +
-      typed({ type: 'done' });
+      sseFrame({ type: 'progress', percent: 50 }) +
+      sseFrame({ type: 'text', content: 'ok' }) +
+      sseFrame({ no_type: 1 }) +
+      sseFrame({ type: 'done' });
     const { events, error } = await drain(readTypedEventDialect(streamOf([body])));
     expect(error).toBeUndefined();
     expect(events.filter((e) => e.type === 'unknown')).toEqual([
@@ -74,7 +75,7 @@ describe('readTypedEventDialect', () => {
   });
 
   it('fails a stream that ends without done, with the partial completion', async () => {
-    const body = typed({ type: 'reasoning', content: 'hmm' }) + typed({ type: 'text', content: 'Half an ans' });
+    const body = sseFrame({ type: 'reasoning', content: 'hmm' }) + sseFrame({ type: 'text', content: 'Half an ans' });
     const { events, error } = await drain(readTypedEventDialect(streamOf([body])));
     expect(events).toHaveLength(2);
     expect(error).toBeInstanceOf(StreamIncompleteError);
@@ -87,9 +88,9 @@ describe('readTypedEventDialect', () => {
 
   it('fails on an error event even when done follows', async () => {
     const body =
-      typed({ type: 'text', content: 'Start' }) +
-      typed({ type: 'error', message: 'model crashed', code: 'oom' }) +
-      typed({ type: 'done', session_id: 's' });
+      sseFrame({ type: 'text', content: 'Start' }) +
+      sseFrame({ type: 'error', message: 'model crashed', code: 'oom' }) +
+      sseFrame({ type: 'done', session_id: 's' });
     const { events, error } = await drain(readTypedEventDialect(streamOf([body])));
     expect(events.map((e) => e.type)).toEqual(['content']);
     expect(error).toBeInstanceOf(ApiError);
@@ -99,7 +100,7 @@ describe('readTypedEventDialect', () => {
 
   it('raises ProtocolError with the line for data that is not JSON', async () => {
     const { error } = await drain(
-      readTypedEventDialect(streamOf([typed({ type: 'text', content: 'a' }), 'data: {oops\n\n'])),
+      readTypedEventDialect(streamOf([sseFrame({ type: 'text', content: 'a' }), 'data: {oops\n\n'])),
     );
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).line).toBe('{oops');
@@ -112,7 +113,7 @@ describe('readTypedEventDialect', () => {
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (sent) controller.error(new TypeError('socket hang up'));
-        else controller.enqueue(encoder.encode(typed({ type: 'text', content: 'so far' })));
+        else controller.enqueue(encoder.encode(sseFrame({ type: 'text', content: 'so far' })));
         sent = true;
       },
     });
@@ -138,7 +139,7 @@ describe('readTypedEventDialect', () => {
       pull(controller) {
         pulls++;
         controller.enqueue(
-          encoder.encode(pulls === 1 ? typed({ type: 'done' }) : typed({ type: 'text', content: 'x' })),
+          encoder.encode(pulls === 1 ? sseFrame({ type: 'done' }) : sseFrame({ type: 'text', content: 'x' })),
         );
       },
     });
@@ -178,7 +179,7 @@ describe('readNamedEventDialect', () => {
   });
 
   it('accepts a null message_id on done when nothing was produced', async () => {
-    const body = named('start', { message_id: null }) + named('done', { message_id: null });
+    const body = sseFrame({ message_id: null }, 'start') + sseFrame({ message_id: null }, 'done');
     const { events, error } = await drain(readNamedEventDialect(streamOf([body])));
     expect(error).toBeUndefined();
     expect(events.map((e) => e.type)).toEqual(['start', 'finish', 'done']);
@@ -186,7 +187,7 @@ describe('readNamedEventDialect', () => {
   });
 
   it('fails on an error right after start, with no done', async () => {
-    const body = named('start', { message_id: 'm-2' }) + named('error', { error: 'quota exceeded', type: 'quota' });
+    const body = sseFrame({ message_id: 'm-2' }, 'start') + sseFrame({ error: 'quota exceeded', type: 'quota' }, 'error');
     const { events, error } = await drain(readNamedEventDialect(streamOf([body])));
     expect(events.map((e) => e.type)).toEqual(['start']);
     expect(error).toBeInstanceOf(ApiError);
@@ -197,7 +198,7 @@ describe('readNamedEventDialect', () => {
   });
 
   it('reads an event with empty data by its name alone', async () => {
-    const body = `${named('start', { message_id: 'm' })}event: ping\ndata:\n\nevent: done\ndata:\n\n`;
+    const body = `${sseFrame({ message_id: 'm' }, 'start')}event: ping\ndata:\n\nevent: done\ndata:\n\n`;
     const { events, error } = await drain(readNamedEventDialect(streamOf([body])));
     expect(error).toBeUndefined();
     expect(events.map((e) => e.type)).toEqual(['start', 'unknown', 'finish', 'done']);
@@ -206,7 +207,7 @@ describe('readNamedEventDialect', () => {
 
   it('keeps unknown event names and fails a stream cut before done', async () => {
     const body =
-      named('start', { message_id: 'm' }) + named('typing', { on: true }) + named('message', { content: 'Hi' });
+      sseFrame({ message_id: 'm' }, 'start') + sseFrame({ on: true }, 'typing') + sseFrame({ content: 'Hi' }, 'message');
     const { events, error } = await drain(readNamedEventDialect(streamOf([body])));
     expect(events[1]).toEqual({ type: 'unknown', name: 'typing', data: { on: true } });
     expect(error).toBeInstanceOf(StreamIncompleteError);

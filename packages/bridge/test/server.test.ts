@@ -1,24 +1,10 @@
-import { createServer, request as httpRequest, type IncomingMessage, type Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingMessage, ServerResponse } from 'node:http';
 import { SSE_HEADERS, sseResponse, writeSse } from '@ai4ts/bridge';
 import { parseSse, type SseMessage } from '@ai4ts/sse';
+import { closeAll, readerOf, serve } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readerOf } from './helpers.js';
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-}
+afterEach(closeAll);
 
 function get(url: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => httpRequest(url, resolve).on('error', reject).end());
@@ -98,7 +84,7 @@ describe('sseResponse', () => {
 
 describe('writeSse', () => {
   it('writes the headers and the messages, then ends', async () => {
-    const url = await serve((_req, res) => {
+    const { url } = await serve((_req, res) => {
       void writeSse(
         res,
         (async function* () {
@@ -117,7 +103,7 @@ describe('writeSse', () => {
 
   it('sends the messages a source has ready at once as one write', async () => {
     const writes: unknown[] = [];
-    const url = await serve((_req, res) => {
+    const { url } = await serve((_req, res) => {
       vi.spyOn(res, 'write').mockImplementation(function (this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
         writes.push(args[0]);
         return ServerResponse.prototype.write.apply(this, args);
@@ -142,7 +128,7 @@ describe('writeSse', () => {
 
   it('answers its status line while the source has nothing yet', async () => {
     let release!: () => void;
-    const url = await serve((_req, res) => {
+    const { url } = await serve((_req, res) => {
       void writeSse(
         res,
         (async function* () {
@@ -164,7 +150,7 @@ describe('writeSse', () => {
   it('sends heartbeats, and aborts the source when the client disconnects', async () => {
     const aborted = deferred<unknown>();
     const finished = deferred();
-    const url = await serve((_req, res) => {
+    const { url } = await serve((_req, res) => {
       void writeSse(
         res,
         (signal) =>
@@ -193,7 +179,7 @@ describe('writeSse', () => {
 
   it('destroys the connection when the source throws mid-stream, and rejects', async () => {
     const result = deferred<unknown>();
-    const url = await serve((_req, res) => {
+    const { url } = await serve((_req, res) => {
       writeSse(
         res,
         (async function* () {

@@ -5,8 +5,8 @@
 import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
 import { AbortError, Ai4tsError, ApiError, ProtocolError, StreamIncompleteError, type StreamSource } from '@ai4ts/core';
 import fc from 'fast-check';
+import { sseFrame, streamOf } from '@ai4ts/test-kit';
 import { describe, expect, it } from 'vitest';
-import { named, streamOf, typed } from './helpers.js';
 
 const encoder = new TextEncoder();
 /** Small enough that the generated oversized event trips it, large enough for every other generated event. */
@@ -29,31 +29,31 @@ const content = fc.string({ unit: 'grapheme', maxLength: 12 });
 
 /** The body of a typed-dialect event, before its ending. */
 const typedEvent = fc.oneof(
-  content.map((c) => typed({ type: 'text', content: c })),
-  content.map((c) => typed({ type: 'reasoning', content: c })),
+  content.map((c) => sseFrame({ type: 'text', content: c })),
+  content.map((c) => sseFrame({ type: 'reasoning', content: c })),
   fc
     .tuple(fc.nat(99), fc.constantFrom('{"city":"Paris"}', '', '{"q":"é☀️"}'))
-    .map(([n, args]) => typed({ type: 'tool_start', id: `call_${n}`, name: 'lookup', arguments: args })),
+    .map(([n, args]) => sseFrame({ type: 'tool_start', id: `call_${n}`, name: 'lookup', arguments: args })),
   fc
     .tuple(fc.nat(99), content, fc.boolean())
-    .map(([n, output, success]) => typed({ type: 'tool_result', id: `call_${n}`, name: 'lookup', output, success })),
-  fc.tuple(fc.nat(50), fc.nat(50)).map(([p, c]) => typed({ type: 'tokens', prompt: p, completion: c, total: p + c })),
-  content.map((c) => typed({ type: 'heartbeat', note: c })),
+    .map(([n, output, success]) => sseFrame({ type: 'tool_result', id: `call_${n}`, name: 'lookup', output, success })),
+  fc.tuple(fc.nat(50), fc.nat(50)).map(([p, c]) => sseFrame({ type: 'tokens', prompt: p, completion: c, total: p + c })),
+  content.map((c) => sseFrame({ type: 'heartbeat', note: c })),
   fc.constant(': a comment\n\n'),
 );
 
 /** The body of a named-dialect event, before its ending. */
 const namedEvent = fc.oneof(
-  content.map((c) => named('message', { content: c })),
-  fc.constant(named('start', { message_id: 'm-1' })),
-  content.map((c) => named('typing', { note: c })),
+  content.map((c) => sseFrame({ content: c }, 'message')),
+  fc.constant(sseFrame({ message_id: 'm-1' }, 'start')),
+  content.map((c) => sseFrame({ note: c }, 'typing')),
 );
 
 function ending(dialect: Dialect, kind: Ending): string {
   const isTyped = dialect === typedEventDialect;
-  const done = isTyped ? typed({ type: 'done', session_id: 's-1' }) : named('done', { message_id: 'm-1' });
-  const error = isTyped ? typed({ type: 'error', message: 'crashed', code: 'boom' }) : named('error', { error: 'crashed', type: 'boom' });
-  const more = isTyped ? typed({ type: 'text', content: 'after' }) : named('message', { content: 'after' });
+  const done = isTyped ? sseFrame({ type: 'done', session_id: 's-1' }) : sseFrame({ message_id: 'm-1' }, 'done');
+  const error = isTyped ? sseFrame({ type: 'error', message: 'crashed', code: 'boom' }) : sseFrame({ error: 'crashed', type: 'boom' }, 'error');
+  const more = isTyped ? sseFrame({ type: 'text', content: 'after' }) : sseFrame({ content: 'after' }, 'message');
   switch (kind) {
     case 'done':
       return done;
@@ -70,7 +70,7 @@ function ending(dialect: Dialect, kind: Ending): string {
     case 'bad-json':
       return isTyped ? 'data: {oops\n\n' : 'event: message\ndata: {oops\n\n';
     case 'oversized':
-      return (isTyped ? typed({ type: 'text', content: 'x'.repeat(MAX_EVENT_SIZE) }) : named('message', { content: 'x'.repeat(MAX_EVENT_SIZE) })) + done;
+      return (isTyped ? sseFrame({ type: 'text', content: 'x'.repeat(MAX_EVENT_SIZE) }) : sseFrame({ content: 'x'.repeat(MAX_EVENT_SIZE) }, 'message')) + done;
   }
 }
 
@@ -198,7 +198,7 @@ describe.each([
   it('an aborted signal fails every form with an AbortError and an empty partial', async () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));
-    const text = dialect === typedEventDialect ? typed({ type: 'text', content: 'a' }) : named('message', { content: 'a' });
+    const text = dialect === typedEventDialect ? sseFrame({ type: 'text', content: 'a' }) : sseFrame({ content: 'a' }, 'message');
     for (const [form, source] of forms(text, [3, 9])) {
       const result = await outcome(dialect, source(), controller.signal);
       expect({ form, type: result.error?.type, events: result.events }).toEqual({ form, type: AbortError, events: [] });

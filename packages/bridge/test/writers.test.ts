@@ -8,8 +8,9 @@ import {
 } from '@ai4ts/bridge';
 import { ApiError, StreamIncompleteError } from '@ai4ts/core';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
+import { drain, sseFrame, streamOf } from '@ai4ts/test-kit';
 import { describe, expect, it } from 'vitest';
-import { drain, NAMED_ANSWER, named, streamOf, TYPED_ANSWER, typed } from './helpers.js';
+import { NAMED_ANSWER, TYPED_ANSWER } from './helpers.js';
 
 async function collect(messages: AsyncIterable<SseMessage>): Promise<{ messages: SseMessage[]; error?: unknown }> {
   const out: SseMessage[] = [];
@@ -153,7 +154,7 @@ describe('toOpenAISse', () => {
 
   it('writes an error chunk and no [DONE] when the stream fails after output began', async () => {
     const body =
-      typed({ type: 'text', content: 'Partial' }) + typed({ type: 'error', message: 'daemon failed', code: 'boom' });
+      sseFrame({ type: 'text', content: 'Partial' }) + sseFrame({ type: 'error', message: 'daemon failed', code: 'boom' });
     const { messages, error } = await collect(toOpenAISse(readTypedEventDialect(streamOf([body]))));
     expect(error).toBeUndefined();
     const chunks = json(messages);
@@ -166,14 +167,14 @@ describe('toOpenAISse', () => {
 
   it('writes a cut stream as an error chunk with code stream_incomplete', async () => {
     const chunks = json(
-      (await collect(toOpenAISse(readTypedEventDialect(streamOf([typed({ type: 'text', content: 'x' })]))))).messages,
+      (await collect(toOpenAISse(readTypedEventDialect(streamOf([sseFrame({ type: 'text', content: 'x' })]))))).messages,
     );
     expect(chunks.at(-1)).toMatchObject({ error: { type: 'upstream_error', code: 'stream_incomplete' } });
     expect(chunks).not.toContain('[DONE]');
   });
 
   it('throws a failure that comes before any output (so a server can answer with an HTTP error)', async () => {
-    const body = named('start', { message_id: 'm' }) + named('error', { error: 'no', type: 'denied' });
+    const body = sseFrame({ message_id: 'm' }, 'start') + sseFrame({ error: 'no', type: 'denied' }, 'error');
     const { messages, error } = await collect(toOpenAISse(readNamedEventDialect(streamOf([body]))));
     expect(messages).toEqual([]);
     expect(error).toBeInstanceOf(ApiError);
@@ -229,21 +230,21 @@ describe('toOpenAICompletion', () => {
 
   it("uses done's usage when no round reported any, and the request's session id when the daemon names none", async () => {
     const body =
-      typed({ type: 'text', content: 'x' }) + typed({ type: 'done', tokens: { prompt: 1, completion: 2, total: 3 } });
+      sseFrame({ type: 'text', content: 'x' }) + sseFrame({ type: 'done', tokens: { prompt: 1, completion: 2, total: 3 } });
     const completion = await toOpenAICompletion(readTypedEventDialect(streamOf([body])), { sessionId: 'from-request' });
     expect(completion.usage).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
     expect(completion.session_id).toBe('from-request');
   });
 
   it('has content null and no reasoning_content when none arrived', async () => {
-    const body = named('start', { message_id: null }) + named('done', { message_id: null });
+    const body = sseFrame({ message_id: null }, 'start') + sseFrame({ message_id: null }, 'done');
     const completion = await toOpenAICompletion(readNamedEventDialect(streamOf([body])));
     expect(completion.choices[0].message).toEqual({ role: 'assistant', content: null });
     expect(completion.usage).toBeUndefined();
   });
 
   it('throws with the partial completion when the stream fails', async () => {
-    const body = typed({ type: 'reasoning', content: 'r' }) + typed({ type: 'text', content: 'half' });
+    const body = sseFrame({ type: 'reasoning', content: 'r' }) + sseFrame({ type: 'text', content: 'half' });
     const error = await toOpenAICompletion(readTypedEventDialect(streamOf([body])), FIXED).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StreamIncompleteError);
     expect((error as StreamIncompleteError).partial).toEqual({
@@ -308,7 +309,7 @@ describe('toNamedEventSse', () => {
   });
 
   it('writes a failure after start as an error event, and no done', async () => {
-    const body = named('start', { message_id: 'm' }) + named('error', { error: 'quota exceeded', type: 'quota' });
+    const body = sseFrame({ message_id: 'm' }, 'start') + sseFrame({ error: 'quota exceeded', type: 'quota' }, 'error');
     const { messages, error } = await collect(toNamedEventSse(readNamedEventDialect(streamOf([body]))));
     expect(error).toBeUndefined();
     expect(messages).toEqual([

@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS } from '@ai4ts/core';
+import { sendSse, startSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type Daemon, readChunks, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { type Daemon, readChunks, startDaemon } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -142,7 +144,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
   });
 
   it('--telemetry traces through the OTel setup the operator --imports, under the caller’s traceparent', async () => {
-    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const dir = mkdtempSync(join(tmpdir(), 'ai4ts-otel-'));
     const spansFile = join(dir, 'spans.jsonl');
     writeFileSync(spansFile, '');
@@ -179,7 +181,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
   });
 
   it('listens on 127.0.0.1 with --port 0, prints the URL first, and proxies with both tokens kept apart', async () => {
-    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const child = run([
       '--upstream',
       daemon.url,
@@ -219,7 +221,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
   });
 
   it('takes both tokens from the environment, without a warning', async () => {
-    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const child = run(['--upstream', daemon.url, '--dialect', 'typed', '--port', '0'], {
       AI4TS_PROXY_TOKEN: 'env-client-token',
       AI4TS_UPSTREAM_TOKEN: 'env-upstream-token',
@@ -240,9 +242,8 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     daemon = await startDaemon((res, request) => {
       const { message } = request.body as { message: string };
       if (message === 'stall') {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.flushHeaders(); // then no event: the first-event timeout runs out
-      } else sse(res, TYPED_ANSWER);
+        startSse(res); // then no event: the first-event timeout runs out
+      } else sendSse(res, TYPED_ANSWER);
     });
     const dir = mkdtempSync(join(tmpdir(), 'ai4ts-proxy-'));
     writeFileSync(join(dir, 'client'), 'file-client-token\n');
@@ -267,7 +268,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
   });
 
   it('reads a YAML routing file (by its extension), and names the line of a bad field', async () => {
-    daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const dir = mkdtempSync(join(tmpdir(), 'ai4ts-routes-'));
     try {
       const good = join(dir, 'routes.yaml');

@@ -4,8 +4,10 @@ import { collectChatCompletion } from '@ai4ts/chat';
 import { ApiError } from '@ai4ts/core';
 import { Ai4ts } from 'ai4ts';
 import OpenAI from 'openai';
+import { sendSse, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Daemon, NAMED_ANSWER, sse, startDaemon, TYPED_ANSWER, typed } from './helpers.js';
+import { NAMED_ANSWER, TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { type Daemon, startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -34,7 +36,7 @@ type VendorDelta = { reasoning_content?: string; daemon_tools?: Array<Record<str
 
 describe('the official openai client', () => {
   it('streams: content, reasoning_content, the vendor daemon_tools, usage and session_id on the last chunk', async () => {
-    const { daemon, client } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { daemon, client } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const stream = await client.chat.completions.create({
       model: 'daemon',
       messages,
@@ -82,7 +84,7 @@ describe('the official openai client', () => {
   });
 
   it('aggregates with its stream helper', async () => {
-    const { client } = await setup((res) => sse(res, NAMED_ANSWER), 'named');
+    const { client } = await setup((res) => sendSse(res, NAMED_ANSWER), 'named');
     const runner = client.chat.completions.stream({ model: 'daemon', messages });
     const completion = await runner.finalChatCompletion();
     expect(completion.choices[0]?.message.content).toBe('Hello, world');
@@ -91,15 +93,15 @@ describe('the official openai client', () => {
 
   it('keeps every daemon tool, with arguments and results, through its stream helper (the last delta wins)', async () => {
     const { client } = await setup((res) =>
-      sse(
+      sendSse(
         res,
         [
-          typed({ type: 'tool_start', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }),
-          typed({ type: 'tool_result', id: 'call_1', name: 'get_weather', output: '18C', success: true }),
-          typed({ type: 'tool_start', id: 'call_2', name: 'get_time', arguments: '{"tz":"CET"}' }),
-          typed({ type: 'tool_result', id: 'call_2', name: 'get_time', output: '14:00', success: false }),
-          typed({ type: 'text', content: 'Done.' }),
-          typed({ type: 'done', session_id: 's' }),
+          sseFrame({ type: 'tool_start', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }),
+          sseFrame({ type: 'tool_result', id: 'call_1', name: 'get_weather', output: '18C', success: true }),
+          sseFrame({ type: 'tool_start', id: 'call_2', name: 'get_time', arguments: '{"tz":"CET"}' }),
+          sseFrame({ type: 'tool_result', id: 'call_2', name: 'get_time', output: '14:00', success: false }),
+          sseFrame({ type: 'text', content: 'Done.' }),
+          sseFrame({ type: 'done', session_id: 's' }),
         ].join(''),
       ),
     );
@@ -115,7 +117,7 @@ describe('the official openai client', () => {
   });
 
   it('gets one completion without streaming, with the x-session-id header', async () => {
-    const { client } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { client } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const { data, response } = await client.chat.completions.create({ model: 'daemon', messages }).withResponse();
     expect(response.headers.get('x-session-id')).toBe('daemon-session');
     const completion = data as WithVendor<OpenAI.ChatCompletion>;
@@ -131,7 +133,7 @@ describe('the official openai client', () => {
 
   it('throws when the daemon fails after output began, instead of a silent cut', async () => {
     const { client } = await setup((res) =>
-      sse(res, typed({ type: 'text', content: 'Part' }) + typed({ type: 'error', message: 'crashed' })),
+      sendSse(res, sseFrame({ type: 'text', content: 'Part' }) + sseFrame({ type: 'error', message: 'crashed' })),
     );
     const stream = await client.chat.completions.create({ model: 'daemon', messages, stream: true });
     let content = '';
@@ -148,7 +150,7 @@ describe('the official openai client', () => {
       if (status === 429) {
         res.writeHead(429, { 'retry-after': '3' });
         res.end('busy');
-      } else sse(res, typed({ type: 'error', message: 'no model loaded' }));
+      } else sendSse(res, sseFrame({ type: 'error', message: 'no model loaded' }));
     });
     const wrong = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-wrong', maxRetries: 0 });
     await expect(wrong.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
@@ -167,7 +169,7 @@ describe('the official openai client', () => {
 
 describe('collectChatCompletion from @ai4ts/chat', () => {
   it("reads the proxy's stream to the same completion", async () => {
-    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { proxy } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const response = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer sk-proxy' },
@@ -183,7 +185,7 @@ describe('collectChatCompletion from @ai4ts/chat', () => {
 
   it('throws ApiError with the partial completion when the daemon fails mid-stream', async () => {
     const { proxy } = await setup((res) =>
-      sse(res, typed({ type: 'text', content: 'Part' }) + typed({ type: 'error', message: 'crashed', code: 'oom' })),
+      sendSse(res, sseFrame({ type: 'text', content: 'Part' }) + sseFrame({ type: 'error', message: 'crashed', code: 'oom' })),
     );
     const response = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: 'POST',
@@ -201,7 +203,7 @@ describe('our own client (ai4ts)', () => {
   const ai4ts = (url: string) => new Ai4ts({ baseURL: `${url}/v1`, apiKey: 'sk-proxy', maxRetries: 0 });
 
   it('streams through client.chat.stream and aggregates to the same completion', async () => {
-    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { proxy } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const stream = ai4ts(proxy.url).chat.stream({ model: 'daemon', messages });
     let content = '';
     for await (const event of stream) if (event.type === 'content') content += event.delta;
@@ -214,7 +216,7 @@ describe('our own client (ai4ts)', () => {
   });
 
   it('gets one completion from client.chat.create without streaming', async () => {
-    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { proxy } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const completion = await ai4ts(proxy.url).chat.create({ model: 'daemon', messages });
     expect(completion.choices[0]?.message.content).toBe('It is 18C in Paris.');
     expect(completion.choices[0]?.finish_reason).toBe('stop');
@@ -222,7 +224,7 @@ describe('our own client (ai4ts)', () => {
 
   it('rejects with ApiError and the partial text when the daemon fails mid-stream', async () => {
     const { proxy } = await setup((res) =>
-      sse(res, typed({ type: 'text', content: 'Part' }) + typed({ type: 'error', message: 'crashed', code: 'oom' })),
+      sendSse(res, sseFrame({ type: 'text', content: 'Part' }) + sseFrame({ type: 'error', message: 'crashed', code: 'oom' })),
     );
     const error = await ai4ts(proxy.url)
       .chat.stream({ model: 'daemon', messages })

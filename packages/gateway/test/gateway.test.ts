@@ -6,8 +6,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import { type AccessLogEntry, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { startMockModel } from '@ai4ts/testing';
 import OpenAI from 'openai';
+import { sendSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sse, startDaemon, TYPED_ANSWER } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -15,7 +17,7 @@ afterEach(async () => {
 });
 
 async function daemonGateway(extra: Partial<Parameters<typeof listenGateway>[0]> = {}) {
-  const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+  const daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
   open.push(daemon);
   const gateway: ListeningGateway = await listenGateway({ upstream: daemon.url, dialect: 'typed', auth: 'sk-gateway', ...extra });
   open.push(gateway);

@@ -3,12 +3,12 @@
  * or the daemon's `done.session_id`: both handlers answer, streaming or not, with `x-session-id` percent-encoded
  * (docs/proxy.md), and an answer whose headers cannot be sent still ends and cancels its source.
  */
-import { createServer, type ServerResponse } from 'node:http';
 import { sseResponse, writeSse } from '@ai4ts/bridge';
 import { createGateway, type GatewayOptions, listenGateway } from '@ai4ts/gateway';
 import OpenAI from 'openai';
+import { sendSse, serve, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readChunks, serveFetchHandler, startDaemon, typed } from './helpers.js';
+import { readChunks, serveFetchHandler, startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -28,8 +28,7 @@ const DAEMON_ID_ENCODED = 'd%C3%A9mon%0A%E4%BC%9A%E8%AF%9D';
 /** A daemon answering text then done with {@link DAEMON_ID}, and each handler in front of it over 127.0.0.1. */
 async function answeringDaemon() {
   const daemon = await startDaemon((res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(typed({ type: 'text', content: 'Hello' }) + typed({ type: 'done', session_id: DAEMON_ID }));
+    sendSse(res, sseFrame({ type: 'text', content: 'Hello' }) + sseFrame({ type: 'done', session_id: DAEMON_ID }));
   });
   open.push(daemon);
   return daemon;
@@ -133,22 +132,13 @@ describe('an SSE answer whose headers cannot be sent', () => {
       }),
     };
     const failures: unknown[] = [];
-    const server = createServer((_req, res: ServerResponse) => {
+    const server = await serve((_req, res) => {
       writeSse(res, source, { headers: { 'x-session-id': 'josé-用户' } }).catch((error: unknown) =>
         failures.push(error),
       );
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({
-      close: () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    });
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('not listening on TCP');
-    const outcome = await fetch(`http://127.0.0.1:${address.port}/`, { signal: AbortSignal.timeout(5000) }).then(
+    open.push(server);
+    const outcome = await fetch(server.url, { signal: AbortSignal.timeout(5000) }).then(
       () => 'answered',
       (error: unknown) => (error instanceof Error && error.name === 'TimeoutError' ? 'hung' : 'connection closed'),
     );

@@ -1,65 +1,8 @@
-/** Test helpers: a scripted daemon on 127.0.0.1, SSE framing for both dialects, and readers for results. */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import type { BridgeEvent } from '@ai4ts/bridge';
+/** Test helpers: a scripted daemon and a fetch handler on the kit's server, and readers of the gateway's SSE. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { serve } from '@ai4ts/test-kit';
 import { lingerOnClose } from '../src/http/connection.js';
-
-/** One `data:` block of the typed-event dialect. */
-export const typed = (event: Record<string, unknown>): string => `data: ${JSON.stringify(event)}\n\n`;
-
-/** One block of the named-event dialect. */
-export const named = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-
-/** A whole typed-dialect answer: reasoning, a daemon-run tool round, text over two rounds, usage per round, done. */
-export const TYPED_ANSWER = [
-  typed({ type: 'reasoning', content: 'Let me ' }),
-  typed({ type: 'reasoning', content: 'check.' }),
-  typed({ type: 'tool_start', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }),
-  typed({ type: 'tool_result', id: 'call_1', name: 'get_weather', output: '18C', success: true, duration_ms: 42 }),
-  typed({ type: 'tokens', prompt: 10, completion: 5, total: 15 }),
-  typed({ type: 'reasoning', content: ' Now answer.' }),
-  typed({ type: 'text', content: 'It is ' }),
-  typed({ type: 'text', content: '18C in Paris.' }),
-  typed({ type: 'tokens', prompt: 20, completion: 7, total: 27 }),
-  typed({
-    type: 'done',
-    tokens: { prompt: 30, completion: 12, total: 42 },
-    tool_calls: 1,
-    session_id: 'daemon-session',
-  }),
-].join('');
-
-/** A whole named-dialect answer. */
-export const NAMED_ANSWER = [
-  named('start', { message_id: 'm-1' }),
-  named('message', { content: 'Hello' }),
-  named('message', { content: ', world' }),
-  named('done', { message_id: 'm-1' }),
-].join('');
-
-/** A body as a ReadableStream cut into the given pieces. */
-export function streamOf(pieces: Array<string | Uint8Array>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let i = 0;
-  return new ReadableStream({
-    pull(controller) {
-      const piece = pieces[i++];
-      if (piece === undefined) controller.close();
-      else controller.enqueue(typeof piece === 'string' ? encoder.encode(piece) : piece);
-    },
-  });
-}
-
-/** Collects every event of a reader, or the error it threw. */
-export async function drain(events: AsyncIterable<BridgeEvent>): Promise<{ events: BridgeEvent[]; error?: unknown }> {
-  const out: BridgeEvent[] = [];
-  try {
-    for await (const event of events) out.push(event);
-    return { events: out };
-  } catch (error) {
-    return { events: out, error };
-  }
-}
 
 export interface DaemonRequest {
   method: string | undefined;
@@ -76,7 +19,7 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** A scripted daemon on 127.0.0.1, port 0. `script` answers each request (the body is already read as JSON). */
+/** A scripted daemon on the kit's server. `script` answers each request (the body is already read as JSON). */
 export async function startDaemon(
   script: (res: ServerResponse, request: DaemonRequest) => void | Promise<void>,
 ): Promise<Daemon> {
@@ -85,42 +28,16 @@ export async function startDaemon(
   const cut = new Promise<void>((resolve) => {
     onCut = resolve;
   });
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const request = {
-        method: req.method,
-        url: req.url,
-        headers: req.headers,
-        body: text ? JSON.parse(text) : undefined,
-      };
-      requests.push(request);
-      res.on('close', () => {
-        if (!res.writableFinished) onCut();
-      });
-      void script(res, request);
+  const server = await serve((req, res, n) => {
+    const text = server.bodies[n - 1];
+    const request = { method: req.method, url: req.url, headers: req.headers, body: text ? JSON.parse(text) : undefined };
+    requests.push(request);
+    res.on('close', () => {
+      if (!res.writableFinished) onCut();
     });
+    void script(res, request);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/chat`,
-    requests,
-    cut,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** Answers with SSE headers and the given text, then ends. */
-export function sse(res: ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.end(body);
+  return { url: `${server.url}chat`, requests, cut, close: server.close };
 }
 
 /** Splits an SSE response body into its `data:` payloads (one per block), comments left out. */
@@ -136,12 +53,6 @@ export function dataLines(body: string): string[] {
         .join('\n'),
     )
     .filter((data) => data !== '');
-}
-
-/** The body reader of a response that must have a body. */
-export function readerOf(response: Response): ReadableStreamDefaultReader<Uint8Array> {
-  if (!response.body) throw new Error('The response has no body');
-  return response.body.getReader();
 }
 
 /** One OpenAI chunk as the tests read it. */
@@ -189,9 +100,18 @@ export interface FetchServer {
  */
 export async function serveFetchHandler(handler: (request: Request) => Promise<Response>): Promise<FetchServer> {
   const rejections: unknown[] = [];
+  // Each socket is counted from its first request: one that never carried a request has read nothing of a body.
   const sockets = new Set<Socket>();
   let read = 0;
-  const server = createServer(async (req, res) => {
+  const server = await serve(async (req, res) => {
+    const { socket } = req;
+    if (!sockets.has(socket)) {
+      sockets.add(socket);
+      socket.once('close', () => {
+        read += socket.bytesRead;
+        sockets.delete(socket);
+      });
+    }
     const controller = new AbortController();
     res.on('close', () => controller.abort());
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
@@ -245,24 +165,11 @@ export async function serveFetchHandler(handler: (request: Request) => Promise<R
     } catch {
       res.destroy();
     }
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => {
-      read += socket.bytesRead;
-      sockets.delete(socket);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  }, { readBody: false });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: new URL(server.url).origin,
     rejections,
     bytesRead: () => read + [...sockets].reduce((sum, socket) => sum + socket.bytesRead, 0),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }

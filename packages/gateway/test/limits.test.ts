@@ -5,8 +5,10 @@
  */
 import { connect, type Socket } from 'node:net';
 import { createGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
+import { sendSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveFetchHandler, sse, startDaemon, TYPED_ANSWER } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { serveFetchHandler, startDaemon } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const LIMIT = 4 * MiB;
@@ -19,7 +21,7 @@ afterEach(async () => {
 
 /** Both adapters over 127.0.0.1, each with a count of the bytes its server read from client sockets. */
 async function adapters(): Promise<Array<{ adapter: string; url: string; bytesRead: () => number }>> {
-  const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+  const daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
   open.push(daemon);
   const options: GatewayOptions = { upstream: daemon.url, dialect: 'typed' };
   const node = await listenGateway(options);
@@ -114,7 +116,7 @@ describe('the body limit is enforced while reading', () => {
   });
 
   it('a body the node handler never reads (a 401 answered first) is not read to its end either', async () => {
-    const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     open.push(daemon);
     const proxy = await listenGateway({ upstream: daemon.url, dialect: 'typed', auth: 'tok-limits-3c1f' });
     open.push(proxy);

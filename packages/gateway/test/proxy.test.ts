@@ -1,17 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createGateway, type ListeningGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
+import { readerOf, sendSse, sleep, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type Daemon,
-  NAMED_ANSWER,
-  named,
-  readChunks,
-  readerOf,
-  sse,
-  startDaemon,
-  TYPED_ANSWER,
-  typed,
-} from './helpers.js';
+import { NAMED_ANSWER, TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { type Daemon, readChunks, startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 
@@ -52,7 +44,7 @@ const streamOfResponse = async (response: Response) => readChunks(await response
 
 describe('POST /v1/chat/completions, typed dialect', () => {
   it('streams live: text, reasoning, daemon tools in the vendor field, usage summed, session ids, [DONE]', async () => {
-    const { daemon, chat } = await setup((res) => sse(res, TYPED_ANSWER), {
+    const { daemon, chat } = await setup((res) => sendSse(res, TYPED_ANSWER), {
       upstreamToken: 'up-secret',
       auth: 'client-secret',
     });
@@ -86,7 +78,7 @@ describe('POST /v1/chat/completions, typed dialect', () => {
   });
 
   it('aggregates a non-stream request into one completion; the header and field carry the daemon session id', async () => {
-    const { chat } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { chat } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const response = await chat({ ...ASK, stream: false, user: 'req-session' });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-session-id')).toBe('daemon-session');
@@ -116,7 +108,7 @@ describe('POST /v1/chat/completions, typed dialect', () => {
 
   it('sends metadata.session_id over user, joins the last user message text parts, and no session when none', async () => {
     const { daemon, chat } = await setup((res) =>
-      sse(res, typed({ type: 'text', content: 'ok' }) + typed({ type: 'done' })),
+      sendSse(res, sseFrame({ type: 'text', content: 'ok' }) + sseFrame({ type: 'done' })),
     );
     const messages = [
       { role: 'user', content: 'old question' },
@@ -145,7 +137,7 @@ describe('POST /v1/chat/completions, typed dialect', () => {
 
 describe('POST /v1/chat/completions, named dialect', () => {
   it('invents a UUID session id when the request has none, sends it, and returns it', async () => {
-    const { daemon, chat } = await setup((res) => sse(res, NAMED_ANSWER), { dialect: 'named', upstreamToken: 'up' });
+    const { daemon, chat } = await setup((res) => sendSse(res, NAMED_ANSWER), { dialect: 'named', upstreamToken: 'up' });
     const streamed = await chat({ ...ASK, stream: true, stream_options: { include_usage: true } });
     const header = streamed.headers.get('x-session-id');
     expect(header).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -170,7 +162,7 @@ describe('POST /v1/chat/completions, named dialect', () => {
 
   it('answers an error right after start with an HTTP error in OpenAI shape', async () => {
     const { chat } = await setup(
-      (res) => sse(res, named('start', { message_id: 'm' }) + named('error', { error: 'overloaded', type: 'busy' })),
+      (res) => sendSse(res, sseFrame({ message_id: 'm' }, 'start') + sseFrame({ error: 'overloaded', type: 'busy' }, 'error')),
       { dialect: 'named' },
     );
     for (const stream of [true, false]) {
@@ -186,11 +178,11 @@ describe('POST /v1/chat/completions, named dialect', () => {
 describe('failures', () => {
   it('fails after output began with an error chunk and no [DONE], even when done follows', async () => {
     const { chat } = await setup((res) =>
-      sse(
+      sendSse(
         res,
-        typed({ type: 'text', content: 'Part' }) +
-          typed({ type: 'error', message: 'crashed' }) +
-          typed({ type: 'done' }),
+        sseFrame({ type: 'text', content: 'Part' }) +
+          sseFrame({ type: 'error', message: 'crashed' }) +
+          sseFrame({ type: 'done' }),
       ),
     );
     const { chunks, done, text } = await streamOfResponse(await chat({ ...ASK, stream: true }));
@@ -202,8 +194,8 @@ describe('failures', () => {
 
   it('reports a daemon that dies mid-stream as an error, not a silent cut', async () => {
     const { chat } = await setup((res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(typed({ type: 'text', content: 'Going' }));
+      res.writeHead(200, SSE_HEADERS);
+      res.write(sseFrame({ type: 'text', content: 'Going' }));
       setTimeout(() => res.destroy(), 20);
     });
     const { chunks, done, text } = await streamOfResponse(await chat({ ...ASK, stream: true }));
@@ -214,7 +206,7 @@ describe('failures', () => {
   });
 
   it('reports a clean end without done as stream_incomplete', async () => {
-    const { chat } = await setup((res) => sse(res, typed({ type: 'text', content: 'Half' })));
+    const { chat } = await setup((res) => sendSse(res, sseFrame({ type: 'text', content: 'Half' })));
     const { chunks, done } = await streamOfResponse(await chat({ ...ASK, stream: true }));
     expect(done).toBe(false);
     expect(chunks.at(-1)).toMatchObject({ error: { code: 'stream_incomplete' } });
@@ -242,7 +234,7 @@ describe('failures', () => {
   });
 
   it('answers 502 when the upstream is dead', async () => {
-    const dead = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const dead = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     await dead.close();
     const proxy = await proxyOf({ upstream: dead.url, dialect: 'typed' });
     const response = await fetch(`${proxy.url}/v1/chat/completions`, {
@@ -256,7 +248,7 @@ describe('failures', () => {
 
 describe('requests', () => {
   it('checks bearer auth on both routes, and lists the model', async () => {
-    const { daemon, proxy, chat } = await setup((res) => sse(res, TYPED_ANSWER), {
+    const { daemon, proxy, chat } = await setup((res) => sendSse(res, TYPED_ANSWER), {
       auth: ['one', 'two'],
       model: 'my-daemon',
     });
@@ -282,7 +274,7 @@ describe('requests', () => {
   });
 
   it('answers invalid bodies with OpenAI-shaped 400s, without calling the daemon', async () => {
-    const { daemon, chat } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { daemon, chat } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const cases: Array<[unknown, string | null]> = [
       ['{not json', null],
       [{ model: 'm', messages: [] }, 'messages'],
@@ -303,13 +295,13 @@ describe('requests', () => {
   });
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
-    const { proxy } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { proxy } = await setup((res) => sendSse(res, TYPED_ANSWER));
     expect((await fetch(`${proxy.url}/v1/embeddings`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${proxy.url}/v1/chat/completions`)).status).toBe(405);
   });
 
   it('keeps CORS off unless configured', async () => {
-    const { daemon, proxy, chat } = await setup((res) => sse(res, TYPED_ANSWER));
+    const { daemon, proxy, chat } = await setup((res) => sendSse(res, TYPED_ANSWER));
     const plain = await chat(ASK, { origin: 'http://evil.example' });
     expect(plain.headers.get('access-control-allow-origin')).toBeNull();
     expect((await fetch(`${proxy.url}/v1/chat/completions`, { method: 'OPTIONS' })).status).toBe(405);
@@ -346,8 +338,8 @@ function rawPost(url: string, body: unknown): { response: Promise<IncomingMessag
 describe('disconnects and backpressure', () => {
   it('aborts the upstream request when a streaming client disconnects', async () => {
     const { daemon, proxy } = await setup((res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(typed({ type: 'text', content: 'first' })); // then never ends
+      res.writeHead(200, SSE_HEADERS);
+      res.write(sseFrame({ type: 'text', content: 'first' })); // then never ends
     });
     const { response, destroy } = rawPost(proxy.url, { ...ASK, stream: true });
     const res = await response;
@@ -363,8 +355,8 @@ describe('disconnects and backpressure', () => {
       received = resolve;
     });
     const { daemon, proxy } = await setup((res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(typed({ type: 'text', content: 'slow' }));
+      res.writeHead(200, SSE_HEADERS);
+      res.write(sseFrame({ type: 'text', content: 'slow' }));
       received();
     });
     const { destroy } = rawPost(proxy.url, ASK);
@@ -376,17 +368,17 @@ describe('disconnects and backpressure', () => {
   it('stalls the upstream read while the client does not read (bounded buffering)', { timeout: 60_000 }, async () => {
     const EVENTS = 768;
     const content = 'x'.repeat(64 * 1024);
-    const event = typed({ type: 'text', content });
+    const event = sseFrame({ type: 'text', content });
     const state = { written: 0, finished: false };
     const { proxy } = await setup(async (res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.writeHead(200, SSE_HEADERS);
       for (let i = 0; i < EVENTS; i++) {
         if (res.destroyed) return;
         const more = res.write(event);
         state.written += event.length;
         if (!more) await new Promise((resolve) => res.once('drain', resolve));
       }
-      res.end(typed({ type: 'done' }));
+      res.end(sseFrame({ type: 'done' }));
       state.finished = true;
     });
     const total = EVENTS * event.length;
@@ -395,7 +387,7 @@ describe('disconnects and backpressure', () => {
     let last = -1;
     let still = 0;
     while (!state.finished && still < 5) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       still = state.written === last ? still + 1 : 0;
       last = state.written;
     }
@@ -428,7 +420,7 @@ describe('disconnects and backpressure', () => {
 
 describe('the fetch handler', () => {
   it('serves the same routes, streaming and not', async () => {
-    const daemon = await daemonOf((res) => sse(res, TYPED_ANSWER));
+    const daemon = await daemonOf((res) => sendSse(res, TYPED_ANSWER));
     // A token of realistic length: every token is scrubbed from all the proxy sends, so 't' would cut into the text.
     const handler = createGateway({ upstream: daemon.url, dialect: 'typed', auth: 'tok-fetch-9d2e' });
     const request = (body: unknown) =>
@@ -449,8 +441,8 @@ describe('the fetch handler', () => {
 
   it('aborts the upstream request when the response body is cancelled', async () => {
     const daemon = await daemonOf((res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(typed({ type: 'text', content: 'first' }));
+      res.writeHead(200, SSE_HEADERS);
+      res.write(sseFrame({ type: 'text', content: 'first' }));
     });
     const handler = createGateway({ upstream: daemon.url, dialect: 'typed' });
     const response = await handler.fetch(

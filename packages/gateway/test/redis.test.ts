@@ -9,7 +9,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { RedisStreamStore } from '@ai4ts/gateway/redis';
-import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
+import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { seededRandom, sleep } from '@ai4ts/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatText, readFlaky } from './resume-helpers.js';
 
@@ -40,7 +41,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
     } catch {
       // not up yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   throw new Error('redis-server did not start');
 }
@@ -155,7 +156,7 @@ describe('RedisStreamStore', () => {
       expect(await readAll(store, 'trimmed', 3)).toEqual(['m4', 'm5']);
       await expect(readAll(store, 'trimmed', 1)).rejects.toMatchObject({ status: 404 });
 
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       await expect(readAll(store, 'bounded', 0)).rejects.toMatchObject({ status: 404, error: { code: 'stream_not_found' } });
       expect(await store.ready()).toBe(true);
     } finally {

@@ -5,7 +5,8 @@
  */
 import { type ListeningGateway, listenGateway, MemoryStreamStore } from '@ai4ts/gateway';
 import { parseSse } from '@ai4ts/sse';
-import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
+import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { seededRandom, sleep } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatText, readFlaky } from './resume-helpers.js';
 
@@ -94,7 +95,7 @@ describe('resumable streams, in memory', () => {
     }
     controller.abort();
     // Long after the client left: the stream read again from its start holds the whole answer.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     const again = await fetch(`${gateway.url}/v1/streams/${streamId}`, { headers: { authorization: 'Bearer sk-gateway' } });
     const events = [];
     for await (const event of parseSse(again)) events.push(event);

@@ -10,7 +10,8 @@ import { ChatService, collectChatCompletion } from '@ai4ts/chat';
 import { ApiError, ConnectionError, resultInfo, Transport } from '@ai4ts/core';
 import { collectMessage, MessagesService } from '@ai4ts/messages';
 import { collectResponse, ResponsesService } from '@ai4ts/responses';
-import { type MockModel, seededRandom, startMockModel } from '@ai4ts/testing';
+import { type MockModel, startMockModel } from '@ai4ts/testing';
+import { seededRandom } from '@ai4ts/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps; résumé 用户 🦊. '.repeat(4);

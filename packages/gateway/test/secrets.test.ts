@@ -14,8 +14,9 @@ import {
 import { typedEventDialect } from '@ai4ts/bridge';
 import { Ai4tsError } from '@ai4ts/core';
 import OpenAI from 'openai';
+import { sendSse, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Daemon, startDaemon, typed } from './helpers.js';
+import { type Daemon, startDaemon } from './helpers.js';
 
 const PROXY_TOKEN = 'proxy-token-7f3a9c';
 const WRONG_TOKEN = 'wrong-token-b41e02';
@@ -40,12 +41,10 @@ const FAILURES = {
     res.end(JSON.stringify({ error: { message: `slow down, ${echo}` } }));
   },
   'an error event before output': (res: ServerResponse, echo: string) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(typed({ type: 'error', message: `bad key ${echo}`, code: 'auth', detail: { header: [echo] } }));
+    sendSse(res, sseFrame({ type: 'error', message: `bad key ${echo}`, code: 'auth', detail: { header: [echo] } }));
   },
   'an error event after output': (res: ServerResponse, echo: string) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(typed({ type: 'text', content: 'Hel' }) + typed({ type: 'error', message: `bad key ${echo}` }));
+    sendSse(res, sseFrame({ type: 'text', content: 'Hel' }) + sseFrame({ type: 'error', message: `bad key ${echo}` }));
   },
   'a 503 quoting it in its headers': (res: ServerResponse, echo: string) => {
     res.writeHead(503, { 'content-type': 'text/plain', 'x-echo': echo, 'www-authenticate': `Bearer error="${echo}"` });
@@ -61,12 +60,10 @@ const FAILURES = {
     res.end(`{"error":{"message":"Invalid key: ${unicodeEscaped(echo)}","code":"${unicodeEscaped(echo)}"}}`);
   },
   'an error event spelling it in \\u escapes': (res: ServerResponse, echo: string) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(`data: {"type":"error","message":"bad key ${unicodeEscaped(echo)}"}\n\n`);
+    sendSse(res, sseFrame(`{"type":"error","message":"bad key ${unicodeEscaped(echo)}"}`));
   },
   'an event that is not JSON, quoting it': (res: ServerResponse, echo: string) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(`data: oops ${echo}\n\n`);
+    sendSse(res, sseFrame(`oops ${echo}`));
   },
 } as const;
 
@@ -188,13 +185,12 @@ describe('no token leaves the proxy in a successful answer either', () => {
   it('a daemon quoting the key in its text, reasoning, a tool result and its session id', async () => {
     const daemon = await startDaemon((res, request) => {
       const echo = String(request.headers.authorization);
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(
-        typed({ type: 'reasoning', content: `thinking about ${echo}` }) +
-          typed({ type: 'tool_start', id: 'call_1', name: 'whoami', arguments: JSON.stringify({ key: echo }) }) +
-          typed({ type: 'tool_result', id: 'call_1', name: 'whoami', output: { [echo]: echo }, success: true }) +
-          typed({ type: 'text', content: `your key is ${echo}` }) +
-          typed({ type: 'done', session_id: echo }),
+      sendSse(res, 
+        sseFrame({ type: 'reasoning', content: `thinking about ${echo}` }) +
+          sseFrame({ type: 'tool_start', id: 'call_1', name: 'whoami', arguments: JSON.stringify({ key: echo }) }) +
+          sseFrame({ type: 'tool_result', id: 'call_1', name: 'whoami', output: { [echo]: echo }, success: true }) +
+          sseFrame({ type: 'text', content: `your key is ${echo}` }) +
+          sseFrame({ type: 'done', session_id: echo }),
       );
     });
     open.push(daemon);

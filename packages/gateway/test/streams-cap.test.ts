@@ -5,8 +5,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { listenGateway } from '@ai4ts/gateway';
+import { readerOf, sendSse, sleep, SSE_HEADERS, sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readChunks, readerOf, sse, startDaemon, TYPED_ANSWER, typed } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { readChunks, startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -27,7 +29,7 @@ async function askUntilAccepted(url: string, message: string): Promise<Response>
     const response = await ask(url, message, true);
     if (response.status !== 503) return response;
     await response.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   throw new Error('The slot never came back');
 }
@@ -37,9 +39,9 @@ describe('maxConcurrentStreams', () => {
     const held: ServerResponse[] = [];
     const daemon = await startDaemon((res, request) => {
       const body = request.body as { message: string };
-      if (body.message === 'quick') return sse(res, TYPED_ANSWER);
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(typed({ type: 'text', content: 'held' }));
+      if (body.message === 'quick') return sendSse(res, TYPED_ANSWER);
+      res.writeHead(200, SSE_HEADERS);
+      res.write(sseFrame({ type: 'text', content: 'held' }));
       held.push(res);
     });
     open.push(daemon);
@@ -69,14 +71,14 @@ describe('maxConcurrentStreams', () => {
     expect((await ask(proxy.url, 'quick', false)).status).toBe(200);
 
     // A stream that ends with done gives its slot back.
-    held[0]?.end(typed({ type: 'done' }));
+    held[0]?.end(sseFrame({ type: 'done' }));
     expect(readChunks(await first.text()).done).toBe(true);
     const third = await askUntilAccepted(proxy.url, 'hold');
     expect(third.status).toBe(200);
     expect(held).toHaveLength(3);
 
     // A stream that fails (an error event after output) gives its slot back.
-    held[2]?.end(typed({ type: 'error', message: 'crashed' }));
+    held[2]?.end(sseFrame({ type: 'error', message: 'crashed' }));
     const failed = readChunks(await third.text());
     expect(failed.chunks.at(-1)?.error?.message).toContain('crashed');
     const fourth = await askUntilAccepted(proxy.url, 'hold');
@@ -89,7 +91,7 @@ describe('maxConcurrentStreams', () => {
     const fifth = await askUntilAccepted(proxy.url, 'quick');
     expect(readChunks(await fifth.text()).done).toBe(true);
 
-    for (const res of held) res.end(typed({ type: 'done' }));
+    for (const res of held) res.end(sseFrame({ type: 'done' }));
     await fourth.text();
   });
 

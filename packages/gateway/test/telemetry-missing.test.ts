@@ -3,8 +3,10 @@
  * without `telemetry` never asks for it and serves as usual; with `telemetry` it answers a 500 that says what to install.
  */
 import { listenGateway } from '@ai4ts/gateway';
+import { sendSse } from '@ai4ts/test-kit';
 import { afterEach, expect, it, vi } from 'vitest';
-import { sse, startDaemon, TYPED_ANSWER } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { startDaemon } from './helpers.js';
 
 vi.mock('@opentelemetry/api', () => {
   throw new Error("Cannot find package '@opentelemetry/api'");
@@ -24,7 +26,7 @@ async function ask(url: string): Promise<Response> {
 }
 
 it('without telemetry the gateway needs no @opentelemetry/api; with it, requests fail with a 500 naming the package', async () => {
-  const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+  const daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
   open.push(daemon);
   const plain = await listenGateway({ upstream: daemon.url, dialect: 'typed' });
   open.push(plain);

@@ -9,8 +9,10 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { sendSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { sse, startDaemon, TYPED_ANSWER } from './helpers.js';
+import { TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { startDaemon } from './helpers.js';
 
 class TestReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
@@ -165,7 +167,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('a gateway in front of
 describe('a gateway in front of a daemon', () => {
   it.each([false, true])('stream: %s — the daemon call is a span of the same shape, its usage and finish from its events', async (stream) => {
     const { exporter, telemetry } = otel();
-    const daemon = await startDaemon((res) => sse(res, TYPED_ANSWER));
+    const daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     open.push(daemon);
     const proxy = await gateway({ upstream: daemon.url, dialect: 'typed', upstreamToken: UPSTREAM_KEY, telemetry });
     const answer = await ask(proxy, 'messages', stream, 'daemon');

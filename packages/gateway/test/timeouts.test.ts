@@ -5,8 +5,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import { createGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
+import { sleep, SSE_HEADERS, sseFrame, startSse } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Daemon, readChunks, serveFetchHandler, startDaemon, typed } from './helpers.js';
+import { type Daemon, readChunks, serveFetchHandler, startDaemon } from './helpers.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -27,12 +28,11 @@ function timeoutsFor(phase: Phase) {
 
 const stallBeforeHeaders = () => {};
 const stallBeforeFirstEvent = (res: ServerResponse) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.flushHeaders();
+  startSse(res);
 };
 const stallAfterText = (res: ServerResponse) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(typed({ type: 'text', content: 'Hello' }));
+  res.writeHead(200, SSE_HEADERS);
+  res.write(sseFrame({ type: 'text', content: 'Hello' }));
 };
 
 async function proxyFor(
@@ -98,12 +98,12 @@ describe('upstream timeouts', () => {
   it('events that keep coming within the idle timeout never trip it, however long the stream lasts', async () => {
     // Six gaps of 100 ms: each well within the 250 ms idle timeout, 600 ms in all (one timer serves the stream).
     const daemon = await startDaemon(async (res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.writeHead(200, SSE_HEADERS);
       for (let i = 0; i < 6; i++) {
-        res.write(typed({ type: 'text', content: `${i}` }));
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        res.write(sseFrame({ type: 'text', content: `${i}` }));
+        await sleep(100);
       }
-      res.end(typed({ type: 'done' }));
+      res.end(sseFrame({ type: 'done' }));
     });
     open.push(daemon);
     const proxy = await listenGateway({ upstream: daemon.url, dialect: 'typed', upstreamTimeouts: timeoutsFor('idle') });
@@ -127,7 +127,7 @@ describe('upstream timeouts', () => {
     );
     const daemon = await startDaemon((res) => {
       stallAfterText(res);
-      setTimeout(() => res.end(typed({ type: 'done' })), 300);
+      setTimeout(() => res.end(sseFrame({ type: 'done' })), 300);
     });
     open.push(daemon);
     const proxy = await listenGateway({

@@ -3,7 +3,8 @@ import { createGateway } from '@ai4ts/gateway';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { NAMED_ANSWER, readChunks, TYPED_ANSWER } from './helpers.js';
+import { NAMED_ANSWER, TYPED_ANSWER } from '../../bridge/test/helpers.js';
+import { readChunks } from './helpers.js';
 
 const UPSTREAM = 'http://daemon.test/chat';
 const server = setupServer();

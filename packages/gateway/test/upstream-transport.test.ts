@@ -4,10 +4,10 @@
  * protocol's error shape with no key in it; and a preset's declared protocol, not its auth style, picks the codec.
  * Each upstream is a real node:http server on 127.0.0.1 that answers from a script, one entry per request.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ProviderPreset } from '@ai4ts/core';
 import { type GatewayOptions, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
+import { sendSse, serve, sseText } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const UPSTREAM_KEY = 'sk-upstream-transport-7f3a9c';
@@ -30,60 +30,49 @@ type Answer = (res: ServerResponse) => void;
 /** An upstream that answers its n-th request with `script[n]` (the last entry once the script runs out). */
 async function startUpstream(script: Answer[]): Promise<Upstream> {
   const seen: Seen[] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    req.on('end', () => {
-      seen.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(text) as Record<string, unknown> });
-      const answer = script[Math.min(seen.length, script.length) - 1];
-      answer?.(res);
-    });
+  const server = await serve((req, res, n) => {
+    seen.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(server.bodies[n - 1] ?? '') as Record<string, unknown> });
+    const answer = script[Math.min(n, script.length) - 1];
+    answer?.(res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    root: `http://127.0.0.1:${port}/v1`,
-    seen,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { root: server.baseURL, seen, close: server.close };
 }
-
-const sse = (res: ServerResponse, events: string[]) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.end(events.join(''));
-};
 
 /** A Chat Completions stream answering `text`. */
 const chatAnswer =
   (text: string): Answer =>
   (res) => {
-    const chunk = (delta: unknown, finish: string | null) =>
-      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-    sse(res, [chunk({ role: 'assistant', content: text }, null), chunk({}, 'stop'), 'data: [DONE]\n\n']);
+    const chunk = (delta: unknown, finish: string | null) => ({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    sendSse(res, sseText([chunk({ role: 'assistant', content: text }, null), chunk({}, 'stop'), '[DONE]']));
   };
 
 /** A Messages stream answering `text`. */
 const messagesAnswer =
   (text: string): Answer =>
   (res) => {
-    const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...(data as object) })}\n\n`;
-    sse(res, [
-      event('message_start', {
-        message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } },
-      }),
-      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
-      event('content_block_stop', { index: 0 }),
-      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }),
-      event('message_stop', {}),
-    ]);
+    sendSse(
+      res,
+      sseText(
+        [
+          {
+            type: 'message_start',
+            message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } },
+          },
+          { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+          { type: 'content_block_stop', index: 0 },
+          { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
+          { type: 'message_stop' },
+        ],
+        { named: true },
+      ),
+    );
   };
 
 const status =

@@ -139,3 +139,9 @@ export function startSse(res: ServerResponse): void {
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
 }
+
+/** Answers 200 with the SSE headers and the whole text, then ends: a server whose answer is ready at once. */
+export function sendSse(res: ServerResponse, text: string): void {
+  res.writeHead(200, SSE_HEADERS);
+  res.end(text);
+}

@@ -12,15 +12,36 @@ export function splitAt<T extends Uint8Array | string>(input: T, cuts: readonly 
   return parts;
 }
 
-/** A ReadableStream of the given chunks, one per read, failing with `error` after them when one is given. */
-export function streamOf(parts: readonly Uint8Array[], error?: unknown): ReadableStream<Uint8Array> {
+/**
+ * A ReadableStream of the given chunks, one per read (text as UTF-8, an empty chunk too), failing with `error` after
+ * them when one is given.
+ */
+export function streamOf(parts: readonly (Uint8Array | string)[], error?: unknown): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
   let i = 0;
   return new ReadableStream({
     pull(controller) {
       const part = parts[i++];
-      if (part) controller.enqueue(part);
+      if (part !== undefined) controller.enqueue(typeof part === 'string' ? encoder.encode(part) : part);
       else if (error !== undefined) controller.error(error);
       else controller.close();
     },
   });
+}
+
+/** Every item an async iterable yields, and the error it threw if it threw one. */
+export async function drain<T>(items: AsyncIterable<T>): Promise<{ events: T[]; error?: unknown }> {
+  const events: T[] = [];
+  try {
+    for await (const item of items) events.push(item);
+    return { events };
+  } catch (error) {
+    return { events, error };
+  }
+}
+
+/** The body reader of a response that must have a body. */
+export function readerOf(response: Response): ReadableStreamDefaultReader<Uint8Array> {
+  if (!response.body) throw new Error('The response has no body');
+  return response.body.getReader();
 }
