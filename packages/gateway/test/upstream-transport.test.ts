@@ -38,17 +38,19 @@ async function startUpstream(script: Answer[]): Promise<Upstream> {
   return { root: server.baseURL, seen, close: server.close };
 }
 
+/** One Chat Completions chunk of choice 0. */
+const chunk = (delta: unknown, finish: string | null) => ({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'm',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+
 /** A Chat Completions stream answering `text`. */
 const chatAnswer =
   (text: string): Answer =>
   (res) => {
-    const chunk = (delta: unknown, finish: string | null) => ({
-      id: 'c1',
-      object: 'chat.completion.chunk',
-      created: 0,
-      model: 'm',
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    });
     sendSse(res, sseText([chunk({ role: 'assistant', content: text }, null), chunk({}, 'stop'), '[DONE]']));
   };
 
@@ -189,10 +191,7 @@ describe('provider upstreams through core Transport', () => {
   // that ends with [DONE] and no finish_reason is whole for a preset that says so, and cut short for one that does not.
   it("the upstream preset's stream quirks reach its protocol's listener", async () => {
     const noFinishReason: Answer = (res) =>
-      sse(res, [
-        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'no finish reason' }, finish_reason: null }] })}\n\n`,
-        'data: [DONE]\n\n',
-      ]);
+      sendSse(res, sseText([chunk({ role: 'assistant', content: 'no finish reason' }, null), '[DONE]']));
     const preset = (baseURL: string, doneWithoutFinishReason: boolean): ProviderPreset => ({
       name: 'daemon',
       baseURL,
