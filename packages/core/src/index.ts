@@ -58,15 +58,12 @@ export type { StreamSource } from './source.js';
 export {
   EventStream,
   ListenerStream,
-  type OpenEvents,
   type RetryEvent,
   type RetryEvents,
-  type RetryEventTarget,
   type StreamEventHandler,
   type StreamEventHandlers,
   type StreamEventName,
   type StreamEventSource,
-  type StreamRun,
 } from './stream.js';
 export {
   type DeepPartial,

@@ -9,11 +9,23 @@ export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
 export { toolLoopEntryPoints } from '../tools/entry.js';
-export { callOptionsOf, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
+export { callOptionsOf, LOOP_FIELDS, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
-export type { OtelApi } from '../observe/otel.js';
-export { readSseStream } from '../transport/stream.js';
+export type {
+  OtelApi,
+  OtelAttributes,
+  OtelAttributeValue,
+  OtelContext,
+  OtelHistogram,
+  OtelMeter,
+  OtelPropagator,
+  OtelSpan,
+  OtelTextMapGetter,
+  OtelTracer,
+} from '../observe/otel.js';
+export { readSseStream, type SseStream, type StreamLimits } from '../transport/stream.js';
+export type { RequestInit_ } from '../transport/transport.js';
 export {
   abortError,
   describeError,
@@ -31,7 +43,7 @@ export { checkRequest, positiveInt } from './check.js';
 export { type CreatedReader, readCreated, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { assertNever } from './never.js';
-export { forwardStep } from '../stream.js';
+export { forwardStep, type OpenEvents, type RetryEventTarget, type StreamRun } from '../stream.js';
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
 export {
   type LoopTurns,

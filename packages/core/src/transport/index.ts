@@ -17,7 +17,6 @@ export {
   RetryPolicy,
   type RetryPolicyOptions,
 } from './retry.js';
-export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
@@ -32,7 +31,6 @@ export {
 export {
   RESUMABLE_HEADER,
   STREAM_ID_HEADER,
-  type RequestInit_,
   type RequestOptions,
   Transport,
   type TransportOptions,
