@@ -2,7 +2,7 @@
  * `@ai4ts/core/internal`: helpers the ai4ts packages share. Not public API: names and signatures change without
  * notice; import from `@ai4ts/core` instead.
  */
-export { isRecord, retryAfterMs, truncate } from '../errors.js';
+export { isRecord, type ProviderErrorInfo, readProviderError, requestIdOf, retryAfterMs, truncate } from '../errors.js';
 export { addUsage, isStreamEventType, STREAM_EVENT_TYPES } from '../events.js';
 export { sseEventsOf } from '../source.js';
 export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/content.js';
@@ -25,7 +25,7 @@ export type {
   OtelTracer,
 } from '../observe/otel.js';
 export { readSseStream, type SseStream, type StreamLimits } from '../transport/stream.js';
-export type { RequestInit_ } from '../transport/transport.js';
+export { type RequestInit_, RESUMABLE_HEADER, STREAM_ID_HEADER } from '../transport/transport.js';
 export {
   abortError,
   describeError,

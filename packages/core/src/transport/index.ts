@@ -29,8 +29,6 @@ export {
   type Timeouts,
 } from './timeouts.js';
 export {
-  RESUMABLE_HEADER,
-  STREAM_ID_HEADER,
   type RequestOptions,
   Transport,
   type TransportOptions,
