@@ -1,27 +1,237 @@
 /**
  * ai4ts: a streaming-first TypeScript SDK for LLM APIs with an automatic tool loop. `new Ai4ts(options)` is the
- * front door; the protocol packages' functions, errors, events and listeners are re-exported here.
+ * front door.
+ *
+ * The rule for what is listed here: what a user of the client touches. The client and its options, the errors it
+ * throws, the events and results it yields, tools and structured output, cost and logging, and per protocol the wire
+ * types a request or result is typed with (under the vendor SDK's names), its stream handle, listener, service,
+ * collector and guards. Everything is listed by name, so a new export is a deliberate edit (test/surface.test.ts
+ * pins it). What only builders need stays in its package: raw SSE (`parseSse`, `encodeSse`, `connectSse`,
+ * `SseDecoder`) is `@ai4ts/sse`'s, the stream's wire events and the function forms (`streamChatCompletion`, ...) are
+ * the protocol packages', the listener contract and loop engine are `@ai4ts/core`'s, and protocol-author plumbing is
+ * `@ai4ts/core/internal`'s.
  */
+
+// The client.
 export {
   Ai4ts,
   type Ai4tsOptions,
   type ChatClient,
   type ChatMiddlewareContext,
+  createClient,
+  type MessagesClient,
   type MessagesMiddlewareContext,
   type Middleware,
   type MiddlewareContext,
   type ModelResult,
-  type ResponsesMiddlewareContext,
-  createClient,
-  type MessagesClient,
   type PlainRequest,
-  ProtocolClient,
   type ProtocolCalls,
+  ProtocolClient,
   type ProtocolDefinition,
   ResponsesClient,
+  type ResponsesMiddlewareContext,
 } from './client.js';
-export * from '@ai4ts/core';
-export * from '@ai4ts/sse';
-export * from '@ai4ts/chat';
-export * from '@ai4ts/responses';
-export * from '@ai4ts/messages';
+
+// Transport and providers: where requests go, with which retries and timeouts.
+export {
+  type Backoff,
+  DEFAULT_TIMEOUTS,
+  type OnRetry,
+  PROVIDERS,
+  type ProviderName,
+  type ProtocolName,
+  type ProviderPreset,
+  type ProviderQuirks,
+  type RequestOptions,
+  RetryPolicy,
+  type RetryPolicyOptions,
+  resolveProvider,
+  type Timeouts,
+  Transport,
+  type TransportOptions,
+} from '@ai4ts/core';
+
+// Errors: every error a call throws is an Ai4tsError; `partial` holds what arrived before it.
+export {
+  AbortError,
+  Ai4tsError,
+  type Ai4tsErrorOptions,
+  ApiError,
+  type ApiErrorOptions,
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  type OutputIssue,
+  OutputRefusalError,
+  OutputValidationError,
+  ProtocolError,
+  RateLimitError,
+  ServerError,
+  StreamIncompleteError,
+  TimeoutError,
+  type TimeoutPhase,
+  ToolError,
+} from '@ai4ts/core';
+
+// Events: the normalized stream every protocol emits.
+export type {
+  ContentEvent,
+  ErrorEvent,
+  FinishEvent,
+  FinishReason,
+  NormalizedEvent,
+  ReasoningEvent,
+  RetryEvent,
+  StreamEvent,
+  ToolCallDeltaEvent,
+  ToolCallDoneEvent,
+  ToolCallStartEvent,
+  ToolProgressEvent,
+  ToolResultEvent,
+  Usage,
+  UsageEvent,
+} from '@ai4ts/core';
+
+// Tools and the tool loop.
+export {
+  defineTool,
+  isTool,
+  type PrepareStepContext,
+  type StepFinishEvent,
+  type StepStartEvent,
+  type Tool,
+  type ToolCall,
+  ToolContent,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolLoopEvent,
+  type ToolLoopFinishEvent,
+  type ToolLoopFinishReason,
+  type ToolLoopPartial,
+  type ToolLoopResult,
+  type ToolLoopStep,
+  ToolLoopStream,
+  type ToolResult,
+  type ToolSource,
+} from '@ai4ts/core';
+
+// Structured output.
+export {
+  type DeepPartial,
+  type ObjectEvent,
+  type OutputLoopStream,
+  type StructuredOutput,
+  structuredOutput,
+} from '@ai4ts/core';
+
+// Observability: what a call cost, which request it was, and where its log lines go.
+export {
+  type Cost,
+  DEFAULT_PRICES,
+  type Logger,
+  type LogLevel,
+  type LogOptions,
+  type ModelPrice,
+  type Prices,
+  type ResultInfo,
+  resultInfo,
+  type TelemetryOptions,
+} from '@ai4ts/core';
+
+// Chat Completions (`client.chat`).
+export {
+  CHAT_PROTOCOL,
+  type ChatCompletion,
+  type ChatCompletionCreateParams,
+  ChatCompletionCreateParamsSchema,
+  type ChatLoopRequest,
+  type ChatMessage,
+  type ChatRequestOptions,
+  ChatService,
+  ChatStream,
+  type ChatStreamEvents,
+  ChatStreamListener,
+  type ChatStreamListenerOptions,
+  type ChatTool,
+  type ChatToolChoice,
+  type ChatToolLoopEvent,
+  type ChatToolLoopResult,
+  type ChatToolLoopStream,
+  collectChatCompletion,
+  isChatCompletion,
+  toChatTool,
+  // Deprecated aliases of the previous release.
+  type ChatCompletionRequest,
+  ChatCompletionRequestSchema,
+} from '@ai4ts/chat';
+
+// Responses (`client.responses`).
+export {
+  collectResponse,
+  type FunctionTool,
+  isResponseObject,
+  type OutputItem,
+  RESPONSES_PROTOCOL,
+  type ResponseCreateParams,
+  type ResponseInputItem,
+  type ResponseObject,
+  type ResponsesLoopRequest,
+  type ResponsesRequestOptions,
+  ResponsesService,
+  ResponsesStream,
+  type ResponsesStreamEvents,
+  ResponsesStreamListener,
+  type ResponsesStreamListenerOptions,
+  type ResponsesStreamWarning,
+  type ResponsesTool,
+  type ResponsesToolLoopEvent,
+  type ResponsesToolLoopResult,
+  type ResponsesToolLoopStream,
+  type ResumeOptions,
+  toResponsesTool,
+  // Deprecated aliases of the previous release.
+  type ResponseCreateRequest,
+  type ResponseLoopRequest,
+  type ResponseRequestOptions,
+  ResponseStream,
+  type ResponseStreamEvents,
+  ResponseStreamListener,
+  type ResponseStreamListenerOptions,
+  type ResponseStreamWarning,
+} from '@ai4ts/responses';
+
+// Messages (`client.messages`).
+export {
+  type AnthropicTool,
+  collectMessage,
+  type ContentBlock,
+  type ContentBlockParam,
+  isKnownBlock,
+  isMessage,
+  isTextBlock,
+  isThinkingBlock,
+  isToolUseBlock,
+  MESSAGES_PROTOCOL,
+  type Message,
+  type MessageCreateParams,
+  type MessageParam,
+  type MessagesLoopRequest,
+  type MessagesRequestOptions,
+  MessagesService,
+  MessagesStream,
+  type MessagesStreamEvents,
+  MessagesStreamListener,
+  type MessagesStreamListenerOptions,
+  type MessagesToolLoopEvent,
+  type MessagesToolLoopResult,
+  type MessagesToolLoopStream,
+  type MessageTool,
+  toAnthropicTool,
+  // Deprecated aliases of the previous release.
+  type MessageLoopRequest,
+  type MessageRequestOptions,
+  MessageStream,
+  type MessageStreamEvents,
+  MessageStreamListener,
+  type MessageStreamListenerOptions,
+} from '@ai4ts/messages';

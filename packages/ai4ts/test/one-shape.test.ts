@@ -3,12 +3,12 @@
  * client.chat, client.responses and client.messages, each with create and stream, against @ai4ts/testing's server.
  * The same result shape, the same step-tagged event sequence, and the exact second request body of each protocol.
  */
+import { LOOP_FIELDS } from '@ai4ts/core/internal';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import {
   Ai4ts,
   type ChatStream,
   defineTool,
-  LOOP_FIELDS,
   type MessagesStream,
   type ResponsesStream,
   type ToolLoopEvent,

@@ -17,10 +17,7 @@ export {
   OutputRefusalError,
   OutputValidationError,
   ProtocolError,
-  type ProviderErrorInfo,
   RateLimitError,
-  readProviderError,
-  requestIdOf,
   ServerError,
   StreamIncompleteError,
   TimeoutError,
@@ -58,15 +55,11 @@ export type { StreamSource } from './source.js';
 export {
   EventStream,
   ListenerStream,
-  type OpenEvents,
   type RetryEvent,
   type RetryEvents,
-  type RetryEventTarget,
   type StreamEventHandler,
   type StreamEventHandlers,
   type StreamEventName,
-  type StreamEventSource,
-  type StreamRun,
 } from './stream.js';
 export {
   type DeepPartial,

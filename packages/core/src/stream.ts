@@ -50,7 +50,7 @@ export class EventStream<Item extends { type: string }, Final, Events extends Ev
   #waiting: (() => void)[] = [];
 
   /**
-   * @param run Starts the work now (see {@link StreamRun}).
+   * @param run Starts the work now: calls `push` with each event to yield, in order, and resolves to the final result.
    * @param emitter Where `on` / `once` / `off` subscribe: the protocol's listener, or the loop's emitter.
    * @param signal The caller's signal; its abort aborts the stream.
    */

@@ -1,5 +1,5 @@
-import { AbortError, Ai4tsError, ApiError, AuthenticationError, BadRequestError, ConnectionError, ProtocolError, RateLimitError, readProviderError, ServerError, StreamIncompleteError, TimeoutError, ToolError } from '@ai4ts/core';
-import { retryAfterMs, truncate } from '@ai4ts/core/internal';
+import { AbortError, Ai4tsError, ApiError, AuthenticationError, BadRequestError, ConnectionError, ProtocolError, RateLimitError, ServerError, StreamIncompleteError, TimeoutError, ToolError } from '@ai4ts/core';
+import { readProviderError, retryAfterMs, truncate } from '@ai4ts/core/internal';
 import { describe, expect, it } from 'vitest';
 
 describe('error hierarchy', () => {

@@ -4,8 +4,8 @@
  */
 import * as api from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import type { OtelPropagator, TelemetryOptions } from '../src/index.js';
-import { loadOtel, type OtelApi } from '../src/internal/index.js';
+import type { TelemetryOptions } from '../src/index.js';
+import { loadOtel, type OtelApi, type OtelPropagator } from '../src/internal/index.js';
 
 describe('the local OpenTelemetry types', () => {
   it('take a real tracer, meter, context and propagator, and the API module itself', async () => {

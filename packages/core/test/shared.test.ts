@@ -7,13 +7,12 @@ import {
   ConnectionError,
   defineTool,
   isLoopRequest,
-  LOOP_FIELDS,
   ProtocolError,
   StreamIncompleteError,
   type StreamListener,
   type ListenerStatus,
 } from '@ai4ts/core';
-import { loopOptionsOf, readCreated, readErrorResponse, toAi4tsError, toWireBody } from '@ai4ts/core/internal';
+import { LOOP_FIELDS, loopOptionsOf, readCreated, readErrorResponse, toAi4tsError, toWireBody } from '@ai4ts/core/internal';
 import { SseError, type SseEvent } from '@ai4ts/sse';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';

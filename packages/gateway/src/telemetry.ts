@@ -5,8 +5,11 @@
  * provider or a daemon. Loaded only when the gateway's `telemetry` option is set: without it `@opentelemetry/api` is
  * never imported, and the gateway runs where it is not installed.
  */
+import { AbortError, type TelemetryOptions } from '@ai4ts/core';
 import {
-  AbortError,
+  loadOtel,
+  type ModelSpan,
+  type OtelApi,
   type OtelAttributes as Attributes,
   type OtelContext as Context,
   type OtelHistogram as Histogram,
@@ -14,9 +17,9 @@ import {
   type OtelSpan as Span,
   type OtelTextMapGetter,
   type OtelTracer as Tracer,
-  type TelemetryOptions,
-} from '@ai4ts/core';
-import { loadOtel, type ModelSpan, type OtelApi, type ResultSummary, Telemetry } from '@ai4ts/core/internal';
+  type ResultSummary,
+  Telemetry,
+} from '@ai4ts/core/internal';
 import type { BridgeEvent } from '@ai4ts/bridge';
 import type { Incoming } from './http/incoming.js';
 import type { AccessLogEntry } from './http/access-log.js';

@@ -2,7 +2,8 @@
  * One conformance suite for every stream handle (the three protocol streams and the tool loop): they are all
  * `EventStream`s and must behave alike. Each package's test calls {@link describeStreamHandle} with its cases.
  */
-import { AbortError, Ai4tsError, type EventStream, type OpenEvents } from '@ai4ts/core';
+import { AbortError, Ai4tsError, type EventStream } from '@ai4ts/core';
+import type { OpenEvents } from '@ai4ts/core/internal';
 import { parseSse } from '@ai4ts/sse';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 

@@ -43,7 +43,6 @@ export {
 } from './loop.js';
 export {
   isLoopRequest,
-  LOOP_FIELDS,
   type LoopFieldName,
   type LoopFields,
   type LoopRequestShape,

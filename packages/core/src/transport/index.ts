@@ -18,7 +18,6 @@ export {
   RetryPolicy,
   type RetryPolicyOptions,
 } from './retry.js';
-export type { SseStream, StreamLimits } from './stream.js';
 export {
   DEFAULT_FIRST_TOKEN_TIMEOUT,
   DEFAULT_IDLE_TIMEOUT,
@@ -31,9 +30,6 @@ export {
   type Timeouts,
 } from './timeouts.js';
 export {
-  RESUMABLE_HEADER,
-  STREAM_ID_HEADER,
-  type RequestInit_,
   type RequestOptions,
   Transport,
   type TransportOptions,

@@ -4,7 +4,8 @@
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
-import type { ProtocolName, ProviderQuirks, ResultSummary } from '@ai4ts/core';
+import type { ProtocolName, ProviderQuirks } from '@ai4ts/core';
+import type { ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
 

@@ -2,8 +2,10 @@
  * Reading a provider's answer with the protocol's own listener: the listener folds the SSE events and emits the
  * normalized events, which are handed on as bridge events the moment each SSE event is folded (nothing is buffered).
  */
-import { type StreamEvent, type StreamEventSource, type StreamListener, STREAM_EVENT_NAMES } from '@ai4ts/core';
-import { type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
+import { type StreamEvent, type StreamListener, STREAM_EVENT_NAMES } from '@ai4ts/core';
+import {
+  type StreamEventSource,
+  type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import type { BridgeEvent } from '@ai4ts/bridge';
 import type { CodecReadOptions } from './neutral.js';

@@ -1,14 +1,13 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
+import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
 import {
-  ApiError,
-  ConnectionError,
+  abortError,
   RESUMABLE_HEADER,
+  redact,
   requestIdOf,
   type ResultSummary,
   STREAM_ID_HEADER,
-  TimeoutError,
-} from '@ai4ts/core';
-import { abortError, redact } from '@ai4ts/core/internal';
+} from '@ai4ts/core/internal';
 import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import type { SseMessage } from '@ai4ts/sse';
 import { CODECS } from '../codecs/index.js';
