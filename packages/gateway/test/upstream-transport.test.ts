@@ -210,5 +210,38 @@ describe('provider upstreams through core Transport', () => {
     const strict = await gatewayOf({ provider: preset((await upstreamOf([noFinishReason])).root, false), upstreamRetry: { maxRetries: 0 } });
     expect((await askChat(strict)).status).toBeGreaterThanOrEqual(500);
   });
+
+  // As the SDK's stream handles: a stream that failed before its first event is asked for again (nothing reached the
+  // client yet), one that failed after is not.
+  it('retries an upstream that fails before its first event: a close, then an in-stream overload', async () => {
+    const overloaded: Answer = (res) =>
+      sendSse(res, sseText([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], { named: true }));
+    const upstream = await upstreamOf([(res) => sendSse(res, ''), overloaded, messagesAnswer('Hello on the third try')]);
+    const gateway = await gatewayOf({
+      upstream: upstream.root,
+      upstreamProtocol: 'messages',
+      upstreamToken: UPSTREAM_KEY,
+      upstreamRetry: FAST_RETRY,
+    });
+    const response = await askChat(gateway);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]?.message.content).toBe('Hello on the third try');
+    expect(upstream.seen).toHaveLength(3);
+  });
+
+  it('does not retry an upstream that fails after its first event, nor past its budget', async () => {
+    const cut: Answer = (res) =>
+      sendSse(res, sseText([chunk({ role: 'assistant', content: 'half an ans' }, null)]));
+    const cutUpstream = await upstreamOf([cut, chatAnswer('never asked for')]);
+    const cutGateway = await gatewayOf({ upstream: cutUpstream.root, upstreamProtocol: 'chat', upstreamRetry: FAST_RETRY });
+    expect((await askChat(cutGateway)).status).toBeGreaterThanOrEqual(500);
+    expect(cutUpstream.seen).toHaveLength(1);
+
+    const silent = await upstreamOf([(res) => sendSse(res, '')]);
+    const silentGateway = await gatewayOf({ upstream: silent.root, upstreamProtocol: 'chat', upstreamRetry: FAST_RETRY });
+    expect((await askChat(silentGateway)).status).toBeGreaterThanOrEqual(500);
+    expect(silent.seen).toHaveLength(FAST_RETRY.maxRetries + 1);
+  });
 });
 

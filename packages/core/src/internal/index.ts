@@ -59,3 +59,4 @@ export {
   type StepHandle,
   type StreamHandleClass,
 } from '../protocol.js';
+export { sleep } from '../transport/retry.js';

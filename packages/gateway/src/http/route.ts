@@ -2,11 +2,14 @@
 import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
+  type ModelSpan,
   RESUMABLE_HEADER,
   redact,
   requestIdOf,
   type ResultSummary,
   STREAM_ID_HEADER,
+  sleep,
+  toAi4tsError,
 } from '@ai4ts/core/internal';
 import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import type { SseMessage } from '@ai4ts/sse';
@@ -372,7 +375,9 @@ function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIter
 
 /**
  * The upstream's events for one request, within the upstream timeouts; with telemetry, the call's span (a child of
- * the request's) records them.
+ * the request's) records them. An answer that fails before its first event (a first-event timeout, a close, an
+ * in-stream overload) is asked for again by the target's retry policy, as the SDK's stream handles do: nothing
+ * reached the client yet. Once an event arrived, a failure is the client's to see.
  */
 async function readUpstream(
   context: GatewayContext,
@@ -382,8 +387,43 @@ async function readUpstream(
   signal: AbortSignal,
   parent: RequestSpan | undefined,
 ): Promise<AsyncIterable<BridgeEvent>> {
-  const watch = new UpstreamWatch(signal, context.timeouts);
   const span = parent && target.startSpan(request, parent);
+  let result: ResultSummary | undefined;
+  const summary = span && ((read: ResultSummary) => (result = read));
+  const open = () => openUpstream(context, target, request, sessionId, signal, span, summary);
+  for (let attempt = 0; ; attempt++) {
+    const events = (await open())[Symbol.asyncIterator]();
+    if (!target.retry) return span ? traced(span, iterable(events), () => result) : iterable(events);
+    let first: IteratorResult<BridgeEvent>;
+    try {
+      first = await events.next();
+    } catch (error) {
+      const failure = toAi4tsError(error, { signal });
+      const delay = target.retry.retryDelay(failure, attempt);
+      if (delay === undefined) {
+        span?.fail(failure);
+        throw failure;
+      }
+      span?.retry(attempt + 1, failure.name, delay, 'stream');
+      await sleep(delay, signal);
+      continue;
+    }
+    const whole = startingWith(first, events);
+    return span ? traced(span, whole, () => result) : whole;
+  }
+}
+
+/** One attempt: the request within the headers timeout, then its events within the first-event and idle ones. */
+async function openUpstream(
+  context: GatewayContext,
+  target: UpstreamTarget,
+  request: GatewayRequest,
+  sessionId: string | undefined,
+  signal: AbortSignal,
+  span: ModelSpan | undefined,
+  summary: ((read: ResultSummary) => void) | undefined,
+): Promise<AsyncIterable<BridgeEvent>> {
+  const watch = new UpstreamWatch(signal, context.timeouts);
   let response: Response;
   try {
     response = await watch.headers(target.post(request, sessionId, watch.signal));
@@ -400,14 +440,34 @@ async function readUpstream(
     span?.fail(error);
     throw error;
   }
-  if (!span) return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets }));
-  span.response(response.status, requestIdOf(response.headers));
-  let result: ResultSummary | undefined;
-  const summary = (read: ResultSummary) => {
-    result = read;
+  span?.response(response.status, requestIdOf(response.headers));
+  return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets, summary }));
+}
+
+/** An iterator as an iterable, `return()` reaching it even before the first `next()`. */
+function iterable(iterator: AsyncIterator<BridgeEvent>): AsyncIterableIterator<BridgeEvent> {
+  const self: AsyncIterableIterator<BridgeEvent> = {
+    [Symbol.asyncIterator]: () => self,
+    next: () => iterator.next(),
+    return: async () => {
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
   };
-  const events = target.read(response, { signal: watch.signal, secrets: context.secrets, summary });
-  return traced(span, watch.events(events), () => result);
+  return self;
+}
+
+/** The events of `rest`, `first` (already read) before them. */
+function startingWith(first: IteratorResult<BridgeEvent>, rest: AsyncIterator<BridgeEvent>): AsyncIterableIterator<BridgeEvent> {
+  let pending: IteratorResult<BridgeEvent> | undefined = first;
+  return iterable({
+    next: () => {
+      const next = pending;
+      pending = undefined;
+      return next ? Promise.resolve(next) : rest.next();
+    },
+    return: () => rest.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+  });
 }
 
 /**

@@ -5,7 +5,14 @@
  * fields, so that a target can be logged or inspected without showing them.
  */
 import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
-import { type Backoff, type ProviderName, type ProviderPreset, resolveProvider, Transport } from '@ai4ts/core';
+import {
+  type Backoff,
+  type ProviderName,
+  type ProviderPreset,
+  resolveProvider,
+  type RetryPolicy,
+  Transport,
+} from '@ai4ts/core';
 import type { ModelSpan } from '@ai4ts/core/internal';
 import { CODECS } from '../codecs/index.js';
 import { type GatewayProtocol, type GatewayRequest, partsText, type ProtocolCodec, type UpstreamReadOptions } from '../codecs/neutral.js';
@@ -59,6 +66,11 @@ export interface UpstreamTarget {
   post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response>;
   /** Reads its answer into bridge events. */
   read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
+  /**
+   * When an answer that failed before its first event is asked for again (core's policy, as the SDK's stream
+   * handles retry); undefined for a daemon, whose POST may have started tools.
+   */
+  readonly retry: RetryPolicy | undefined;
   /** Starts the span of one call to it, under the gateway request's: the `chat {model}` span of core's clients. */
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan;
 }
@@ -91,6 +103,7 @@ class DaemonTarget implements UpstreamTarget {
   readonly name: string;
   readonly toolCalls = 'daemon';
   readonly sessionRequired: boolean;
+  readonly retry = undefined;
   readonly #url: string | URL;
   readonly #dialect: Dialect;
   readonly #token: string | undefined;
@@ -145,6 +158,7 @@ class ProviderTarget implements UpstreamTarget {
   readonly toolCalls = 'client';
   readonly sessionRequired = false;
   readonly secrets: readonly string[];
+  readonly retry: RetryPolicy;
   readonly #transport: Transport;
   readonly #codec: ProtocolCodec;
   /** The protocol's path under the API root (`/chat/completions`). */
@@ -164,6 +178,7 @@ class ProviderTarget implements UpstreamTarget {
       timeout: MAX_TIMER_MS,
     });
     this.secrets = this.#transport.secrets();
+    this.retry = this.#transport.streamRetry();
     this.#codec = codec;
     this.#path = codec.path.replace(/^\/v1/, '');
     this.#model = model;
