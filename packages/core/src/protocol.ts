@@ -62,9 +62,9 @@ export type StepHandle<Final> = StreamEventSource & {
 };
 
 /**
- * Everything about one protocol. `Request` is a plain request (the vendor SDK's create params), `LoopRequest` one
- * that runs the tool loop, `Final` the result, `Message` a transcript entry, `Listener` the state machine that folds
- * the stream, `Stream` the handle, `Options` the per-request options.
+ * Everything about one protocol. `LoopRequest` is a request as the tool loop carries it (a plain request, the vendor
+ * SDK's create params, is one), `Final` the result, `Message` a transcript entry, `Listener` the state machine that
+ * folds the stream, `Stream` the handle, `Options` the per-request options.
  */
 export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options extends RequestOptions>
   extends ModelProtocol<Final> {
