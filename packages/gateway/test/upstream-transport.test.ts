@@ -242,6 +242,13 @@ describe('provider upstreams through core Transport', () => {
     const silentGateway = await gatewayOf({ upstream: silent.root, upstreamProtocol: 'chat', upstreamRetry: FAST_RETRY });
     expect((await askChat(silentGateway)).status).toBeGreaterThanOrEqual(500);
     expect(silent.seen).toHaveLength(FAST_RETRY.maxRetries + 1);
+
+    // The retries before the headers and before the first event share one budget: 2 retries, 3 requests in all.
+    const empty: Answer = (res) => sendSse(res, '');
+    const mixed = await upstreamOf([status(503, { error: { message: 'busy' } }, { 'retry-after': '0' }), empty, empty, chatAnswer('too late')]);
+    const mixedGateway = await gatewayOf({ upstream: mixed.root, upstreamProtocol: 'chat', upstreamRetry: FAST_RETRY });
+    expect((await askChat(mixedGateway)).status).toBeGreaterThanOrEqual(500);
+    expect(mixed.seen).toHaveLength(FAST_RETRY.maxRetries + 1);
   });
 });
 

@@ -1,5 +1,5 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError, TimeoutError } from '@ai4ts/core';
+import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
   type ModelSpan,
@@ -17,7 +17,7 @@ import { CODECS } from '../codecs/index.js';
 import type { GatewayErrorObject, GatewayRequest, ProtocolCodec, WriteOptions } from '../codecs/neutral.js';
 import type { GatewayContext } from '../context.js';
 import { type RequestSpan, traced } from '../telemetry.js';
-import type { UpstreamTarget } from '../upstreams/targets.js';
+import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
 import { HttpError, invalid } from './errors.js';
@@ -390,21 +390,32 @@ async function readUpstream(
   const span = parent && target.startSpan(request, parent);
   let result: ResultSummary | undefined;
   const summary = span && ((read: ResultSummary) => (result = read));
-  const open = () => openUpstream(context, target, request, sessionId, signal, span, summary);
-  for (let attempt = 0; ; attempt++) {
-    const events = (await open())[Symbol.asyncIterator]();
+  // One budget for the retries before the headers (the Transport's) and before the first event (these).
+  let retries = 0;
+  const budget = (policy: RetryPolicy): RetryBudget => ({
+    maxRetries: policy.maxRetries - retries,
+    onRetry: () => {
+      retries++;
+    },
+  });
+  for (;;) {
+    const attempt = target.retry && budget(target.retry);
+    const events = (await openUpstream(context, target, request, sessionId, signal, span, summary, attempt))[
+      Symbol.asyncIterator
+    ]();
     if (!target.retry) return span ? traced(span, iterable(events), () => result) : iterable(events);
     let first: IteratorResult<BridgeEvent>;
     try {
       first = await events.next();
     } catch (error) {
       const failure = toAi4tsError(error, { signal });
-      const delay = target.retry.retryDelay(failure, attempt);
+      const delay = target.retry.retryDelay(failure, retries);
       if (delay === undefined) {
         span?.fail(failure);
         throw failure;
       }
-      span?.retry(attempt + 1, failure.name, delay, 'stream');
+      retries++;
+      span?.retry(retries, failure.name, delay, 'stream');
       await sleep(delay, signal);
       continue;
     }
@@ -422,11 +433,12 @@ async function openUpstream(
   signal: AbortSignal,
   span: ModelSpan | undefined,
   summary: ((read: ResultSummary) => void) | undefined,
+  budget: RetryBudget | undefined,
 ): Promise<AsyncIterable<BridgeEvent>> {
   const watch = new UpstreamWatch(signal, context.timeouts);
   let response: Response;
   try {
-    response = await watch.headers(target.post(request, sessionId, watch.signal));
+    response = await watch.headers(target.post(request, sessionId, watch.signal, budget));
   } catch (cause) {
     // A provider's Transport has already retried what was worth it; its ApiError carries the upstream's answer.
     const error = signal.aborted

@@ -9,6 +9,7 @@ import {
   type Backoff,
   type ProviderName,
   type ProviderPreset,
+  type RequestOptions,
   resolveProvider,
   type RetryPolicy,
   Transport,
@@ -63,7 +64,7 @@ export interface UpstreamTarget {
    * Sends the request. Resolves to a response with its headers; rejects as fetch does (a daemon), or with core's
    * typed ApiError, ConnectionError or TimeoutError once the retries are spent (a provider).
    */
-  post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal): Promise<Response>;
+  post(request: GatewayRequest, sessionId: string | undefined, signal: AbortSignal, budget?: RetryBudget): Promise<Response>;
   /** Reads its answer into bridge events. */
   read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent>;
   /**
@@ -74,6 +75,12 @@ export interface UpstreamTarget {
   /** Starts the span of one call to it, under the gateway request's: the `chat {model}` span of core's clients. */
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan;
 }
+
+/**
+ * What is left of one answer's retries for this attempt's headers, and who counts them: a provider's retries before
+ * its headers and before its first event share one budget, as in the SDK's stream handles.
+ */
+export type RetryBudget = Pick<RequestOptions, 'maxRetries' | 'onRetry'>;
 
 /** How targets reach their upstreams: the fetch, and a provider's retries before its headers. */
 export interface UpstreamCalls {
@@ -186,11 +193,16 @@ class ProviderTarget implements UpstreamTarget {
     this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
   }
 
-  post(request: GatewayRequest, _sessionId: string | undefined, signal: AbortSignal): Promise<Response> {
+  post(
+    request: GatewayRequest,
+    _sessionId: string | undefined,
+    signal: AbortSignal,
+    budget: RetryBudget = {},
+  ): Promise<Response> {
     return this.#transport.request(this.#path, {
       method: 'POST',
       body: this.#body(request),
-      options: { signal, headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders } },
+      options: { ...budget, signal, headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders } },
     });
   }
 
