@@ -400,10 +400,9 @@ async function readUpstream(
   });
   for (;;) {
     const attempt = target.retry && budget(target.retry);
-    const events = (await openUpstream(context, target, request, sessionId, signal, span, summary, attempt))[
-      Symbol.asyncIterator
-    ]();
-    if (!target.retry) return span ? traced(span, iterable(events), () => result) : iterable(events);
+    const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
+    if (!target.retry) return span ? traced(span, opened, () => result) : opened;
+    const events = opened[Symbol.asyncIterator]();
     let first: IteratorResult<BridgeEvent>;
     try {
       first = await events.next();
@@ -456,30 +455,22 @@ async function openUpstream(
   return watch.events(target.read(response, { signal: watch.signal, secrets: context.secrets, summary }));
 }
 
-/** An iterator as an iterable, `return()` reaching it even before the first `next()`. */
-function iterable(iterator: AsyncIterator<BridgeEvent>): AsyncIterableIterator<BridgeEvent> {
-  const self: AsyncIterableIterator<BridgeEvent> = {
-    [Symbol.asyncIterator]: () => self,
-    next: () => iterator.next(),
-    return: async () => {
-      await iterator.return?.();
-      return { done: true, value: undefined };
-    },
-  };
-  return self;
-}
-
-/** The events of `rest`, `first` (already read) before them. */
+/** The events of `rest`, `first` (already read) before them; `return()` reaches `rest` even before a `next()`. */
 function startingWith(first: IteratorResult<BridgeEvent>, rest: AsyncIterator<BridgeEvent>): AsyncIterableIterator<BridgeEvent> {
   let pending: IteratorResult<BridgeEvent> | undefined = first;
-  return iterable({
+  const self: AsyncIterableIterator<BridgeEvent> = {
+    [Symbol.asyncIterator]: () => self,
     next: () => {
       const next = pending;
       pending = undefined;
       return next ? Promise.resolve(next) : rest.next();
     },
-    return: () => rest.return?.() ?? Promise.resolve({ done: true, value: undefined }),
-  });
+    return: async () => {
+      await rest.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return self;
 }
 
 /**
