@@ -234,7 +234,7 @@ function writerOptions(options: WriteOptions) {
 /** Chat Completions, in and out. */
 export const chatCodec: ProtocolCodec = {
   name: 'chat',
-  path: `/v1${CHAT_PROTOCOL.path}`,
+  path: CHAT_PROTOCOL.path,
   parse,
   errorBody: (_status, error) => ({ error }),
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),

@@ -352,7 +352,7 @@ async function toMessage(events: AsyncIterable<BridgeEvent>, options: WriteOptio
 /** Anthropic Messages, in and out. */
 export const messagesCodec: ProtocolCodec = {
   name: 'messages',
-  path: `/v1${MESSAGES_PROTOCOL.path}`,
+  path: MESSAGES_PROTOCOL.path,
   parse,
   errorBody,
   stream: toMessagesSse,

@@ -94,8 +94,8 @@ export type GatewayErrorObject = OpenAIErrorObject;
 export interface ProtocolCodec {
   name: GatewayProtocol;
   /**
-   * The route, under which clients call it and upstreams are called: `/v1` and the path of the protocol's definition
-   * (`/v1/chat/completions`, ...).
+   * The protocol's path under an API root, from its definition (`/chat/completions`, ...): clients call it under the
+   * gateway's `/v1`, and upstreams under their base URL.
    */
   path: string;
   /** Reads a request body; throws an HttpError (400) naming the first bad field. */

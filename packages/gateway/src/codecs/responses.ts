@@ -363,7 +363,7 @@ async function toResponse(events: AsyncIterable<BridgeEvent>, options: WriteOpti
 /** OpenAI Responses, in and out. */
 export const responsesCodec: ProtocolCodec = {
   name: 'responses',
-  path: `/v1${RESPONSES_PROTOCOL.path}`,
+  path: RESPONSES_PROTOCOL.path,
   parse,
   errorBody: (_status, error) => ({ error }),
   stream: toResponsesSse,

@@ -27,7 +27,8 @@ import { scrubMessage } from './outgoing.js';
 
 const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
-const CODEC_BY_PATH = new Map(Object.values(CODECS).map((codec) => [codec.path, codec]));
+const API_ROOT = '/v1';
+const CODEC_BY_PATH = new Map(Object.values(CODECS).map((codec) => [`${API_ROOT}${codec.path}`, codec]));
 
 /**
  * The upstream statuses that refuse the request itself, which the client can fix: passed on as they are. Any other
@@ -116,7 +117,7 @@ async function answer(
 
 /** The route template a path matched (`http.route`); undefined when no route serves it. */
 function routeOf(path: string, codec: ProtocolCodec | undefined): string | undefined {
-  if (codec) return codec.path;
+  if (codec) return `${API_ROOT}${codec.path}`;
   if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }

@@ -168,8 +168,6 @@ class ProviderTarget implements UpstreamTarget {
   readonly retry: RetryPolicy;
   readonly #transport: Transport;
   readonly #codec: ProtocolCodec;
-  /** The protocol's path under the API root (`/chat/completions`). */
-  readonly #path: string;
   readonly #model: string | undefined;
   /** The API root, for the span's server address. */
   readonly #server: URL | undefined;
@@ -187,7 +185,6 @@ class ProviderTarget implements UpstreamTarget {
     this.secrets = this.#transport.secrets();
     this.retry = this.#transport.streamRetry();
     this.#codec = codec;
-    this.#path = codec.path.replace(/^\/v1/, '');
     this.#model = model;
     this.#server = urlOf(preset.baseURL);
     this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
@@ -199,7 +196,7 @@ class ProviderTarget implements UpstreamTarget {
     signal: AbortSignal,
     budget: RetryBudget = {},
   ): Promise<Response> {
-    return this.#transport.request(this.#path, {
+    return this.#transport.request(this.#codec.path, {
       method: 'POST',
       body: this.#body(request),
       options: { ...budget, signal, headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders } },
