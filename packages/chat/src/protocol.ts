@@ -9,7 +9,6 @@ import { type ChatLoopRequest, chatLoopTurns } from './loop.js';
 import {
   CHAT_COMPLETIONS_PATH,
   type ChatRequestOptions,
-  toChatTool,
   toCreateBody,
   toStreamBody,
   toWireRequest,
@@ -54,7 +53,6 @@ export const CHAT_PROTOCOL: ChatProtocol = {
     return json;
   },
   acceptsJsonStream: true,
-  toWireTool: toChatTool,
   loopTurns: chatLoopTurns,
   Stream: ChatStream,
 };

@@ -14,7 +14,6 @@ import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
 import type { NormalizedEvent } from './events.js';
 import type { StreamListener } from './listener.js';
-import type { Tool } from './tools/define.js';
 import { runToolLoop, type ToolLoopAdapter, type ToolLoopOptions, type ToolLoopResult } from './tools/loop.js';
 import {
   callOptionsOf,
@@ -85,8 +84,6 @@ export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Strea
   parseCreated(json: unknown, text: string): Final;
   /** Reads a streamed request's JSON answer (a server that ignores `stream: true`) as one SSE event. */
   readonly acceptsJsonStream: boolean;
-  /** A `defineTool` tool in the protocol's wire form. */
-  toWireTool(tool: Tool): unknown;
   /** The message half of the tool-loop adapter, made once per loop. */
   loopTurns(quirks: ProviderQuirks): LoopTurns<LoopRequest, Final, Message>;
   /** The protocol's stream handle. */

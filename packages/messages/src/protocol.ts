@@ -10,7 +10,6 @@ import { readCreatedMessage } from './parse.js';
 import {
   MESSAGES_PATH,
   type MessagesRequestOptions,
-  toAnthropicTool,
   toCreateBody,
   toStreamBody,
   toWireRequest,
@@ -46,7 +45,6 @@ export const MESSAGES_PROTOCOL: MessagesProtocol = {
   createListener: () => new MessagesStreamListener(),
   parseCreated: readCreatedMessage,
   acceptsJsonStream: false,
-  toWireTool: toAnthropicTool,
   loopTurns: messagesLoopTurns,
   Stream: MessagesStream,
 };

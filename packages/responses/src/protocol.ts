@@ -8,7 +8,7 @@ import { toChatUsage, toFinishReason } from './convert.js';
 import { ResponsesStreamListener } from './listener.js';
 import { type ResponsesLoopRequest, responsesLoopTurns } from './loop.js';
 import { isOutputItem, outputTextOf } from './merge.js';
-import { RESPONSES_PATH, type ResponsesRequestOptions, toResponsesTool, toStreamBody, toWireRequest } from './request.js';
+import { RESPONSES_PATH, type ResponsesRequestOptions, toStreamBody, toWireRequest } from './request.js';
 import { isResponseObject, ResponsesStream } from './stream.js';
 import type { ResponseInputItem, ResponseObject, ResponseSnapshot } from './types.js';
 
@@ -41,7 +41,6 @@ export const RESPONSES_PROTOCOL: ResponsesProtocol = {
   createListener: () => new ResponsesStreamListener(),
   parseCreated: (json) => toResponseObject(json),
   acceptsJsonStream: false,
-  toWireTool: toResponsesTool,
   loopTurns: responsesLoopTurns,
   Stream: ResponsesStream,
 };
