@@ -192,4 +192,24 @@ describe('serveMcp over HTTP: sessions are bounded', { timeout: 20_000 }, () => 
     expect(answer.status).toBe(200);
     expect(answer.text).toContain('touched');
   });
+
+  it("a connected SDK client's standing GET stream keeps its session; once it leaves, the session idles out", async () => {
+    const url = await start({ sessionIdleTimeout: 300 });
+    client = new Client({ name: 'test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    await client.connect(transport);
+    const id = transport.sessionId;
+    if (id === undefined) throw new Error('no session id');
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(await client.callTool({ name: 'touch', arguments: {} })).toMatchObject({ content: [{ text: 'touched' }] });
+    // Closing the SDK client drops its GET stream without a DELETE: the session is idle from then on.
+    await client.close();
+    client = undefined;
+    await expect
+      .poll(async () => (await post(url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'mcp-session-id': id })).status, {
+        timeout: 5_000,
+        interval: 500,
+      })
+      .toBe(404);
+  });
 });
