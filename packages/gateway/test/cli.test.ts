@@ -306,6 +306,14 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     });
   });
 
+  it('refuses to start with --provider anthropic and no ANTHROPIC_API_KEY, as with an unset keyEnv', async () => {
+    const { code, stderr } = await finish(
+      run(['--provider', 'anthropic', '--port', '0'], { ANTHROPIC_API_KEY: '', AI4TS_UPSTREAM_TOKEN: '' }),
+    );
+    expect(code).toBe(2);
+    expect(stderr).toContain('The anthropic preset needs an API key: set ANTHROPIC_API_KEY, or give upstreamToken');
+  });
+
   it('exits with status 2 and the usage for bad arguments', async () => {
     const { code, stderr } = await finish(run(['--upstream', 'http://127.0.0.1:9/x', '--dialect', 'sse-of-my-own']));
     expect(code).toBe(2);
