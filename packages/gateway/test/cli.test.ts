@@ -85,6 +85,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         '--upstream-protocol chat|responses|messages',
         '--provider NAME',
         '--upstream-model M',
+        '--on-unsupported drop|refuse',
         '--routes FILE',
         '--resumable',
         '--access-log',

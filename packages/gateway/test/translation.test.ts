@@ -188,6 +188,13 @@ describe('fields translated where the upstream has them, named where it has not'
     expect(dropped).toBe('top_k');
   });
 
+  it('metadata keys other than the session id are named, in every protocol', async () => {
+    const chat = await send('chat', 'chat', { ...chatBase, metadata: { session_id: 's', tag: 'x' } });
+    const responses = await send('responses', 'chat', { ...responsesBase, metadata: { tag: 'x' }, text: { verbosity: 'low' } });
+    const messages = await send('messages', 'chat', { ...messagesBase, metadata: { user_id: 'u', tag: 'x' } });
+    expect([chat.dropped, responses.dropped, messages.dropped]).toEqual(['metadata.tag', 'metadata.tag, text.verbosity', 'metadata.tag']);
+  });
+
   it('messages -> responses: stop_sequences named; messages -> messages: top_k carried', async () => {
     const toResponses = await send('messages', 'responses', { ...messagesBase, stop_sequences: ['END'] });
     expect(toResponses.dropped).toBe('stop_sequences');

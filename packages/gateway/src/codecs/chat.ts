@@ -15,6 +15,7 @@ import {
   type ToolChoice,
   type ToolSpec,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
@@ -215,6 +216,8 @@ function effortOf(value: unknown): GatewayRequest['reasoningEffort'] {
 function parse(json: unknown): GatewayRequest {
   const body = parseBody(ChatRequestSchema, json);
   const dropped = unknownFields(body, KNOWN);
+  // `metadata` is not sent upstream: only its session id is read (for daemons).
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['session_id']));
   // The gateway's answers hold one choice and no logprobs: n > 1 is named like the logprobs fields.
   if (body.n !== undefined && body.n !== null && body.n > 1) dropped.push('n');
   const { system, turns } = readTurns(body.messages, dropped);

@@ -20,6 +20,7 @@ import {
   stringOf,
   type ToolChoice,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
@@ -155,7 +156,7 @@ function readToolChoice(choice: MessagesRequest['tool_choice']): ToolChoice | un
 }
 
 function readFormat(config: MessagesRequest['output_config'], dropped: string[]): ResponseFormat | undefined {
-  if (config) for (const key of Object.keys(config)) if (key !== 'format' && config[key] != null) dropped.push(`output_config.${key}`);
+  dropped.push(...uncarriedKeys('output_config', config, ['format']));
   const format = config?.format;
   // Messages' format has no name: Chat and Responses need one.
   return format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined;
@@ -187,9 +188,7 @@ function parse(json: unknown): GatewayRequest {
   const system = body.system === undefined || body.system === null ? undefined : textOf(body.system);
   const choice = body.tool_choice;
   const disable = choice && choice.type !== 'none' ? (choice.disable_parallel_tool_use ?? undefined) : undefined;
-  if (body.metadata)
-    for (const key of Object.keys(body.metadata))
-      if (key !== 'user_id' && key !== 'session_id' && body.metadata[key] != null) dropped.push(`metadata.${key}`);
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['user_id', 'session_id']));
   return {
     protocol: 'messages',
     model: body.model,

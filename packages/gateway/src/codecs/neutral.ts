@@ -225,6 +225,18 @@ export function carries(codec: Pick<ProtocolCodec, 'name' | 'fields'>, request: 
   return typeof field !== 'object' || field.carries(request);
 }
 
+/** Names the keys of an object field that the gateway does not carry (`metadata.tag`), as `dropped` entries. */
+export function uncarriedKeys(
+  field: string,
+  value: Record<string, unknown> | null | undefined,
+  carried: readonly string[],
+): string[] {
+  if (!value) return [];
+  return Object.keys(value)
+    .filter((key) => !carried.includes(key) && value[key] !== undefined && value[key] !== null)
+    .map((key) => `${field}.${key}`);
+}
+
 /** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */
 export function newId(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;

@@ -19,6 +19,7 @@ import {
   type ToolChoice,
   type ToolSpec,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
@@ -169,7 +170,7 @@ function readToolChoice(choice: ResponsesRequest['tool_choice'], dropped: string
 }
 
 function readFormat(text: ResponsesRequest['text'], dropped: string[]): ResponseFormat | undefined {
-  if (text) for (const key of Object.keys(text)) if (key !== 'format' && text[key] != null) dropped.push(`text.${key}`);
+  dropped.push(...uncarriedKeys('text', text, ['format']));
   const format = text?.format;
   if (!format || format.type === 'text') return undefined;
   if (format.type === 'json_object') return { type: 'json_object' };
@@ -198,6 +199,8 @@ function parse(json: unknown): GatewayRequest {
     );
   const body = parseBody(ResponsesRequestSchema, json);
   const dropped = unknownFields(body, KNOWN);
+  // `metadata` is not sent upstream: only its session id is read (for daemons).
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['session_id']));
   const { system, turns } = readInput(body.input, dropped);
   if (body.instructions) system.unshift(body.instructions);
   if (!turns.some((turn) => turn.role === 'user')) throw badRequest('input must contain a user message', 'input');
