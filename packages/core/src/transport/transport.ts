@@ -206,19 +206,22 @@ export class Transport {
    * Sends with retries; resolves to a response with status < 400, body unread. A status >= 400 throws
    * {@link ApiError.fromResponse} (the typed subclass); a network failure throws {@link ConnectionError}; no
    * headers within `timeouts.headers` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
+   * With an access token, a source that fails throws {@link AuthenticationError}, and a 401 is answered by one new
+   * token and one more attempt (outside `maxRetries`).
    */
   async request(path: string, init: RequestInit_ = {}): Promise<Response> {
     const call = init.options ?? {};
     const defaults = this.#options;
     const signal = call.signal;
-    const tokens = call.apiKey === undefined ? this.#tokens : undefined;
-    let apiKey = tokens ? await tokens.get() : this.#apiKey(call);
     const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
     const built = { path, body: jsonBody(init.body, call.extraBody) };
     const model = modelOf(built.body);
     const { rewriteRequest } = this.provider;
     const { path: sentPath, body: json } = rewriteRequest ? rewriteRequest(built) : built;
     const url = this.#url(sentPath, call);
+    // An invalid request fails above, before a token is fetched for it.
+    const tokens = call.apiKey === undefined ? this.#tokens : undefined;
+    let apiKey = tokens ? await tokens.get() : this.#apiKey(call);
     let headers = this.#headers(apiKey, call, tokens !== undefined);
     const timeout = resolveTimeout('headers', call, defaults);
     const policy = this.streamRetry(call);
