@@ -146,6 +146,24 @@ describe('google credentials through google-auth-library', () => {
     expect(sts.requests).toBe(2);
   });
 
+  it('the credentials object itself (as parsed from a secret store), through vertex()', async () => {
+    vi.stubEnv('GOOGLE_APPLICATION_CREDENTIALS', undefined);
+    vi.stubEnv('CLOUDSDK_CONFIG', config);
+    const subject = join(config, 'subject-token-2');
+    await writeFile(subject, 'another-subject-token');
+    const credentials = {
+      type: 'external_account',
+      audience: '//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/pool/providers/provider',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      token_url: `${sts.url}token`,
+      credential_source: { file: subject },
+    };
+    const before = sts.requests;
+    const transport = new Transport({ provider: vertex({ project: 'p', credentials: { credentials } }), baseURL: model.baseURL });
+    expect(await transport.json('/x', { body: {} })).toEqual({ ok: true });
+    expect(bearers).toEqual([`Bearer ${stsToken(before + 1)}`]);
+  });
+
   it('no credentials anywhere: an AuthenticationError from the first request, naming the cause', async () => {
     vi.stubEnv('GOOGLE_APPLICATION_CREDENTIALS', join(config, 'missing.json'));
     const transport = new Transport({ provider: vertex({ project: 'p' }), baseURL: model.baseURL });
