@@ -5,6 +5,7 @@
  */
 import { AuthenticationError, Transport, type TransportOptions, VERTEX_ANTHROPIC_VERSION, vertex } from '@ai4ts/core';
 import { serve, sseText, type TestServer } from '@ai4ts/test-kit';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Message, type MessageCreateParams, MessagesService } from '../src/index.js';
 import { helloStream, MODEL } from './fixtures.js';
@@ -121,5 +122,19 @@ describe('Claude on Vertex AI through MessagesService', () => {
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(refused.fetched()).toBe(2);
     expect(String((error as Error).message)).not.toContain(tokenOf(1));
+  });
+
+  it("the span names Vertex by the conventions' provider name, and holds no token, even with content recorded", async () => {
+    const { url } = await startVertex();
+    valid = tokenOf(2); // a refused token and its replacement both pass through the call
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    const { service } = vertexService(url, { telemetry: { tracer, recordContent: true } });
+    await service.stream(request).final();
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => span.attributes['gen_ai.provider.name'])).toEqual(['gcp.vertex_ai']);
+    const recorded = JSON.stringify(spans.map((span) => ({ attributes: span.attributes, events: span.events, status: span.status })));
+    expect(recorded).toContain('Hello!');
+    expect(recorded).not.toContain('ya29.');
   });
 });
