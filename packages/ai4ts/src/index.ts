@@ -34,8 +34,12 @@ export {
 
 // Transport and providers: where requests go, with which retries and timeouts.
 export {
+  type AccessToken,
+  type AccessTokenSource,
   type Backoff,
   DEFAULT_TIMEOUTS,
+  type GoogleCredentials,
+  googleAccessToken,
   type OnRetry,
   PROVIDERS,
   type ProviderName,
@@ -49,6 +53,8 @@ export {
   type Timeouts,
   Transport,
   type TransportOptions,
+  type VertexOptions,
+  vertex,
 } from '@ai4ts/core';
 
 // Errors: every error a call throws is an Ai4tsError; `partial` holds what arrived before it.

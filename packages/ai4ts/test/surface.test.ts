@@ -52,6 +52,7 @@ const VALUES = [
   'collectResponse',
   'createClient',
   'defineTool',
+  'googleAccessToken',
   'isChatCompletion',
   'isKnownBlock',
   'isMessage',
@@ -66,6 +67,7 @@ const VALUES = [
   'toAnthropicTool',
   'toChatTool',
   'toResponsesTool',
+  'vertex',
 ];
 
 /** Values that belong to @ai4ts/sse, @ai4ts/core/internal or a protocol package's builders, not to the front door. */

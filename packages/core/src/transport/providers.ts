@@ -3,6 +3,7 @@
  * environment, and the stream quirks the protocol layers must respect.
  */
 import { Ai4tsError } from '../errors.js';
+import type { AccessTokenSource } from './token.js';
 
 /**
  * The wire protocols ai4ts speaks, each defined once in its package (`CHAT_PROTOCOL`, ...): the one list a preset,
@@ -12,6 +13,12 @@ export type ProtocolName = 'chat' | 'responses' | 'messages';
 
 /** How the API key travels. */
 export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'none';
+
+/** A request as a protocol builds it, relative to the baseURL: see {@link ProviderPreset.rewriteRequest}. */
+export interface WireRequest {
+  path: string;
+  body: unknown;
+}
 
 /** Everything a {@link Transport} needs to know about a vendor. */
 export interface ProviderPreset {
@@ -36,6 +43,16 @@ export interface ProviderPreset {
    * a gateway picks its upstream codec by it. Every built-in preset declares it; `chat` when a custom one does not.
    */
   protocol?: ProtocolName;
+  /**
+   * Where the bearer token comes from when the API wants an expiring access token instead of a key (Vertex AI's
+   * Google credentials): the Transport's `accessToken` option wins over it. See {@link AccessTokenSource}.
+   */
+  accessToken?: AccessTokenSource;
+  /**
+   * For an API that addresses a protocol its own way (Vertex AI puts the model in the path of Anthropic Messages):
+   * the path and JSON body each request is sent with, from the protocol's. Runs after `extraBody` is merged.
+   */
+  rewriteRequest?: (request: WireRequest) => WireRequest;
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;
