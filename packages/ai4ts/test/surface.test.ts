@@ -20,6 +20,10 @@ const VALUES = [
   'ConnectionError',
   'DEFAULT_PRICES',
   'DEFAULT_TIMEOUTS',
+  'GEMINI_PROTOCOL',
+  'GeminiService',
+  'GeminiStream',
+  'GeminiStreamListener',
   'MESSAGES_PROTOCOL',
   'MessageStream',
   'MessageStreamListener',
@@ -29,6 +33,7 @@ const VALUES = [
   'OutputRefusalError',
   'OutputValidationError',
   'PROVIDERS',
+  'PromptBlockedError',
   'ProtocolClient',
   'ProtocolError',
   'RESPONSES_PROTOCOL',
@@ -48,11 +53,13 @@ const VALUES = [
   'ToolLoopStream',
   'Transport',
   'collectChatCompletion',
+  'collectGemini',
   'collectMessage',
   'collectResponse',
   'createClient',
   'defineTool',
   'isChatCompletion',
+  'isGenerateContentResponse',
   'isKnownBlock',
   'isMessage',
   'isResponseObject',
@@ -65,6 +72,7 @@ const VALUES = [
   'structuredOutput',
   'toAnthropicTool',
   'toChatTool',
+  'toGeminiTool',
   'toResponsesTool',
 ];
 
@@ -84,6 +92,7 @@ const PLUMBING = [
   'collectInto',
   'runToolLoop',
   'streamChatCompletion',
+  'streamGenerateContent',
   'RESUMABLE_HEADER',
 ];
 

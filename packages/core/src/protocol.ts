@@ -45,6 +45,12 @@ export interface LoopTurns<LoopRequest, Final, Message>
   stepDone?(request: LoopRequest, final: Final): void;
 }
 
+/** Where one request goes: a path under the provider's baseURL, and the query it needs. */
+export interface Endpoint {
+  path: string;
+  query?: Record<string, string> | undefined;
+}
+
 /** What {@link ProtocolDefinition.Stream} is: a stream handle of the protocol, made over its listener. */
 export type StreamHandleClass<Listener, Final, Stream> = new (
   listener: Listener,
@@ -67,8 +73,17 @@ export type StepHandle<Final> = StreamEventSource & {
  */
 export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options extends RequestOptions>
   extends ModelProtocol<Final> {
-  /** The endpoint, relative to the provider's baseURL (`/chat/completions`). */
+  /**
+   * The endpoint, relative to the provider's baseURL (`/chat/completions`); a template when {@link endpoint} fills it
+   * from the request (`/models/{model}:generateContent`).
+   */
   readonly path: string;
+  /**
+   * Where one request goes when that depends on the request (Gemini: the model is in the path, and a stream is another
+   * method with `alt=sse`): its path and query for the wire body (from {@link toWireRequest}), streamed or not.
+   * Absent: {@link path}, no query.
+   */
+  endpoint?(wire: Record<string, unknown>, stream: boolean): Endpoint;
   /**
    * The body the API receives, without `stream`: SDK fields left off, `defineTool` tools in the protocol's wire form,
    * a structured `output` asked for the protocol's way. Throws Ai4tsError for an invalid request.
@@ -133,8 +148,10 @@ export class ProtocolService<
     if (outputOf(request)) return runToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
-    const body = definition.createBody(definition.toWireRequest(request, quirks), quirks);
-    return sendCreate(transport, definition, definition.path, body, callOptionsOf(request, options ?? {}), {
+    const wire = definition.toWireRequest(request, quirks);
+    const body = definition.createBody(wire, quirks);
+    const { path, sent } = routed(definition, wire, false, callOptionsOf(request, options ?? {}));
+    return sendCreate(transport, definition, path, body, sent, {
       listener: () => definition.createListener(options, quirks),
       parse: (json, text) => definition.parseCreated(json, text),
     });
@@ -240,8 +257,9 @@ export class ProtocolService<
     const quirks = transport.provider.quirks;
     const body = definition.streamBody(wire, quirks);
     const listener = definition.createListener(options, quirks);
-    return this.openStream(body, sent, listener, (call, requestOptions) => async (attempt) => {
-      const stream = await transport.stream(definition.path, {
+    const { path, sent: routedSent } = routed(definition, wire, true, sent);
+    return this.openStream(body, routedSent, listener, (call, requestOptions) => async (attempt) => {
+      const stream = await transport.stream(path, {
         body: call.body,
         options: { ...requestOptions, ...attempt },
         watch: call,
@@ -252,6 +270,18 @@ export class ProtocolService<
       return json ? wholeBody(stream.response) : stream;
     });
   }
+}
+
+/** The path of one request and its options, the endpoint's query over the caller's (`alt=sse` is not optional). */
+function routed<O extends RequestOptions>(
+  definition: { path: string; endpoint?(wire: Record<string, unknown>, stream: boolean): Endpoint },
+  wire: Record<string, unknown>,
+  stream: boolean,
+  sent: O,
+): { path: string; sent: O } {
+  if (!definition.endpoint) return { path: definition.path, sent };
+  const { path, query } = definition.endpoint(wire, stream);
+  return { path, sent: query ? { ...sent, query: { ...sent.query, ...query } } : sent };
 }
 
 /** A JSON body as one SSE event; a read that breaks is readInto's to report, like a broken stream. */

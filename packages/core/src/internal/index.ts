@@ -53,6 +53,7 @@ export {
 export { outputOf, readOutput, schemaInstruction } from '../output/output.js';
 export {
   type LoopTurns,
+  type Endpoint,
   type ProtocolDefinition,
   ProtocolService,
   type StepEmit,

@@ -82,7 +82,7 @@ export function resolveLog(options: LogOptions): Log | undefined {
 }
 
 /** Header names that carry credentials: never logged, whatever the level. */
-const AUTH_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'proxy-authorization', 'cookie']);
+const AUTH_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'x-goog-api-key', 'proxy-authorization', 'cookie']);
 
 /** Headers as a plain object for a log line, credentials replaced by `[redacted]`. */
 export function loggableHeaders(headers: Headers): Record<string, string> {

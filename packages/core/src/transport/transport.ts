@@ -388,7 +388,12 @@ export class Transport {
   }
 }
 
-const AUTH_HEADER = { bearer: 'authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const;
+const AUTH_HEADER = {
+  bearer: 'authorization',
+  'api-key': 'api-key',
+  'x-api-key': 'x-api-key',
+  'x-goog-api-key': 'x-goog-api-key',
+} as const;
 
 function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADER, apiKey: string): void {
   try {

@@ -220,7 +220,11 @@ class ProviderTarget implements UpstreamTarget {
 function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls: UpstreamCalls): ProviderTarget {
   const preset = resolveProvider(spec.provider);
   if (!preset.baseURL) throw new RangeError(`The ${preset.name} preset has no URL of its own: give upstream and protocol`);
-  return new ProviderTarget(preset, CODECS[preset.protocol ?? 'chat'], spec.upstreamToken, spec.upstreamModel, calls);
+  const protocol = preset.protocol ?? 'chat';
+  if (protocol === 'gemini') {
+    throw new RangeError(`The ${preset.name} preset speaks Gemini's native API, which the gateway cannot translate yet`);
+  }
+  return new ProviderTarget(preset, CODECS[protocol], spec.upstreamToken, spec.upstreamModel, calls);
 }
 
 /**
