@@ -27,7 +27,7 @@ export class ArgsBuilder {
   apply(arg: PartialArg): void {
     if (typeof arg.jsonPath !== 'string') throw new Error('a fragment without jsonPath');
     const segments = parsePath(arg.jsonPath);
-    const value = valueOf(arg);
+    const value = fragmentValue(arg);
     const continued = this.#continuing === arg.jsonPath;
     this.#continuing = typeof arg.stringValue === 'string' && arg.willContinue === true ? arg.jsonPath : undefined;
     if (value === NONE || segments.length === 0) return;
@@ -41,7 +41,7 @@ export class ArgsBuilder {
 
 const NONE = Symbol('none');
 
-function valueOf(arg: PartialArg): unknown {
+function fragmentValue(arg: PartialArg): unknown {
   if (typeof arg.stringValue === 'string') return arg.stringValue;
   if (typeof arg.numberValue === 'number') return arg.numberValue;
   if (typeof arg.boolValue === 'boolean') return arg.boolValue;
