@@ -27,6 +27,8 @@ export interface GeminiContent {
 
 /** The body of a `generateContent` request (the model is in the URL). */
 export interface GeminiRequestBody {
+  /** Never here: Gemini reads the model from the URL (a script finds it in `context.model`). */
+  model?: never;
   contents: GeminiContent[];
   systemInstruction?: unknown;
   tools?: unknown[];
