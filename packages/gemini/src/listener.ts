@@ -51,6 +51,8 @@ interface CandidateState {
   readonly candidate: Candidate & { content: { role?: string; parts: Part[] } };
   open: OpenCall | undefined;
   toolCount: number;
+  /** `finish` went out (once, however many chunks repeat the reason). */
+  finished: boolean;
   textSoFar: string;
   thoughtSoFar: string;
 }
@@ -242,7 +244,7 @@ export class GeminiStreamListener extends ProtocolListener<GeminiState, Generate
     let state = this.state.candidates.get(index);
     if (!state) {
       const candidate: CandidateState['candidate'] = { content: { role: 'model', parts: [] }, index };
-      state = { candidate, open: undefined, toolCount: 0, textSoFar: '', thoughtSoFar: '' };
+      state = { candidate, open: undefined, toolCount: 0, finished: false, textSoFar: '', thoughtSoFar: '' };
       this.state.candidates.set(index, state);
       const list = (this.state.response as GenerateContentResponse).candidates as Candidate[];
       list.push(candidate);
@@ -355,7 +357,8 @@ export class GeminiStreamListener extends ProtocolListener<GeminiState, Generate
     const { candidate } = state;
     const index = candidate.index ?? 0;
     const arrived = chunk.candidates?.some((c) => (c.index ?? 0) === index && c.finishReason !== undefined);
-    if (!arrived || candidate.finishReason === undefined) return;
+    if (!arrived || candidate.finishReason === undefined || state.finished) return;
+    state.finished = true;
     this.#closeCall(state);
     const calls = state.toolCount > 0;
     this.emit('finish', { type: 'finish', finishReason: toFinishReason(candidate.finishReason, calls), choice: index });

@@ -215,6 +215,12 @@ describe('GeminiStreamListener', () => {
     expect(Object.hasOwn(args, '__proto__')).toBe(true);
   });
 
+  it('one finish per candidate, however many chunks repeat the reason', () => {
+    const { listener, events } = fold(chunk([{ text: 'a' }], { finishReason: 'STOP' }), chunk([], { finishReason: 'STOP' }));
+    listener.end();
+    expect(events.filter((e) => e.type === 'finish')).toHaveLength(1);
+  });
+
   it('reset starts a new attempt clean', () => {
     const { listener } = fold(chunk([{ text: 'first' }]));
     listener.reset();
