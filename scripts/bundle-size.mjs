@@ -18,15 +18,18 @@ const KB = 1024;
  * bytes are. Chat's 25 KB became 25.1 KB with issue 24: the listeners' shared base keeps each stream's fields in one
  * state object (reset replaces it whole), and property names survive minification where private fields did not
  * (+190 B gzip in every protocol bundle); folding the loop entry points and the one-step output call into
- * ProtocolService won back 60 B of it.
+ * ProtocolService won back 60 B of it. Issue 28 (Gemini): a definition's `endpoint` (a path that depends on the
+ * request) costs every protocol bundle a few bytes (chat, still 25.1 KB rounded, went just over its 25.1 KB budget);
+ * @ai4ts/gemini is 24.4 KB, and the front door, which carries the fourth protocol, grew from 50 to 52.3 KB.
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
   '@ai4ts/core': 28 * KB,
-  '@ai4ts/chat': 25.1 * KB,
+  '@ai4ts/chat': 25.2 * KB,
   '@ai4ts/responses': 27.5 * KB,
   '@ai4ts/messages': 26 * KB,
-  ai4ts: 50 * KB,
+  '@ai4ts/gemini': 25 * KB,
+  ai4ts: 53 * KB,
 };
 
 const rows = [];

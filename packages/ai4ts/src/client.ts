@@ -73,12 +73,12 @@ export interface MessagesMiddlewareContext extends ModelContext {
 }
 
 /**
- * What a middleware sees of a Gemini request: the body, without `model`, which Gemini reads from the URL (a cache
- * keyed on the request must add the model itself).
+ * What a middleware sees of a Gemini request: the request with its `model`, which is sent in the URL (a middleware
+ * that changes it changes the URL).
  */
 export interface GeminiMiddlewareContext extends ModelContext {
   readonly protocol: 'gemini';
-  request: Omit<GenerateContentRequest, 'model'>;
+  request: GenerateContentRequest;
 }
 
 /** The context of a model request, narrowed by `protocol`. */

@@ -8,7 +8,7 @@
 import type * as z from 'zod';
 import type { SseEvent } from '@ai4ts/sse';
 import type { ModelCall, ModelProtocol } from './observe/call.js';
-import { sendCreate } from './internal/create.js';
+import { type Endpoint, endpointOf, type Route, sendCreate } from './internal/create.js';
 import { outputOf } from './output/output.js';
 import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
@@ -45,12 +45,6 @@ export interface LoopTurns<LoopRequest, Final, Message>
   stepDone?(request: LoopRequest, final: Final): void;
 }
 
-/** Where one request goes: a path under the provider's baseURL, and the query it needs. */
-export interface Endpoint {
-  path: string;
-  query?: Record<string, string> | undefined;
-}
-
 /** What {@link ProtocolDefinition.Stream} is: a stream handle of the protocol, made over its listener. */
 export type StreamHandleClass<Listener, Final, Stream> = new (
   listener: Listener,
@@ -79,11 +73,12 @@ export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Strea
    */
   readonly path: string;
   /**
-   * Where one request goes when that depends on the request (Gemini: the model is in the path, and a stream is another
-   * method with `alt=sse`): its path and query for the wire body (from {@link toWireRequest}), streamed or not.
-   * Absent: {@link path}, no query.
+   * Where one request goes when that depends on the request (Gemini: the model is in the path, not the body, and a
+   * stream is another method with `alt=sse`): its path, query and the body the API receives, from the request as the
+   * middleware left it (which still has the model, for middleware, spans and cost), streamed or not. Absent:
+   * {@link path}, no query, the request as the body.
    */
-  endpoint?(wire: Record<string, unknown>, stream: boolean): Endpoint;
+  endpoint?(request: Record<string, unknown>, stream: boolean): Endpoint;
   /**
    * The body the API receives, without `stream`: SDK fields left off, `defineTool` tools in the protocol's wire form,
    * a structured `output` asked for the protocol's way. Throws Ai4tsError for an invalid request.
@@ -148,10 +143,8 @@ export class ProtocolService<
     if (outputOf(request)) return runToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
-    const wire = definition.toWireRequest(request, quirks);
-    const body = definition.createBody(wire, quirks);
-    const { path, sent } = routed(definition, wire, false, callOptionsOf(request, options ?? {}));
-    return sendCreate(transport, definition, path, body, sent, {
+    const body = definition.createBody(definition.toWireRequest(request, quirks), quirks);
+    return sendCreate(transport, definition, routeOf(definition, false), body, callOptionsOf(request, options ?? {}), {
       listener: () => definition.createListener(options, quirks),
       parse: (json, text) => definition.parseCreated(json, text),
     });
@@ -257,13 +250,10 @@ export class ProtocolService<
     const quirks = transport.provider.quirks;
     const body = definition.streamBody(wire, quirks);
     const listener = definition.createListener(options, quirks);
-    const { path, sent: routedSent } = routed(definition, wire, true, sent);
-    return this.openStream(body, routedSent, listener, (call, requestOptions) => async (attempt) => {
-      const stream = await transport.stream(path, {
-        body: call.body,
-        options: { ...requestOptions, ...attempt },
-        watch: call,
-      });
+    const route = routeOf(definition, true);
+    return this.openStream(body, sent, listener, (call, requestOptions) => async (attempt) => {
+      const to = endpointOf(route, call.body, { ...requestOptions, ...attempt });
+      const stream = await transport.stream(to.path, { body: to.body, options: to.options, watch: call });
       // Some servers ignore `stream: true` and answer one JSON result: read it as a single event.
       const type = stream.response.headers.get('content-type');
       const json = definition.acceptsJsonStream && type?.includes('application/json');
@@ -272,16 +262,13 @@ export class ProtocolService<
   }
 }
 
-/** The path of one request and its options, the endpoint's query over the caller's (`alt=sse` is not optional). */
-function routed<O extends RequestOptions>(
-  definition: { path: string; endpoint?(wire: Record<string, unknown>, stream: boolean): Endpoint },
-  wire: Record<string, unknown>,
+/** A definition's route for a plain or a streamed request: its fixed path, or its endpoint of each request. */
+function routeOf(
+  definition: { path: string; endpoint?(request: Record<string, unknown>, stream: boolean): Endpoint },
   stream: boolean,
-  sent: O,
-): { path: string; sent: O } {
-  if (!definition.endpoint) return { path: definition.path, sent };
-  const { path, query } = definition.endpoint(wire, stream);
-  return { path, sent: query ? { ...sent, query: { ...sent.query, ...query } } : sent };
+): Route {
+  const { endpoint } = definition;
+  return endpoint ? (request) => endpoint.call(definition, request, stream) : definition.path;
 }
 
 /** A JSON body as one SSE event; a read that breaks is readInto's to report, like a broken stream. */

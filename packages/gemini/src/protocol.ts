@@ -12,8 +12,7 @@ import {
   GEMINI_PATH,
   type GeminiRequestOptions,
   geminiEndpoint,
-  toCreateBody,
-  toStreamBody,
+  toRequestBody,
   toWireRequest,
 } from './request.js';
 import { GeminiStream, isGenerateContentResponse } from './stream.js';
@@ -53,8 +52,8 @@ export const GEMINI_PROTOCOL: GeminiProtocol = {
   },
   isResult: isGenerateContentResponse,
   toWireRequest,
-  createBody: toCreateBody,
-  streamBody: toStreamBody,
+  createBody: toRequestBody,
+  streamBody: toRequestBody,
   createListener: () => new GeminiStreamListener(),
   parseCreated: readCreated,
   acceptsJsonStream: false,

@@ -1,6 +1,6 @@
 /** The Gemini endpoints, the per-request options, the tool wire form, and the wire body every call sends. */
 import type { RequestOptions, StructuredOutput, Tool } from '@ai4ts/core';
-import { checkRequest, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
+import { checkRequest, type Endpoint, isRecord, outputOf, toWireBody } from '@ai4ts/core/internal';
 import * as z from 'zod/mini';
 import type { FunctionDeclaration, GenerateContentRequest, GeminiTool } from './types.js';
 
@@ -15,17 +15,16 @@ export const GEMINI_PATH = '/models/{model}:generateContent';
 export type GeminiRequestOptions = RequestOptions;
 
 /**
- * Where one request goes: `/models/{model}:generateContent`, or `:streamGenerateContent` with `alt=sse` (without it
- * the API streams one JSON array instead of SSE). A `models/` prefix on the model name is accepted.
+ * Where one request goes and what the API receives: `/models/{model}:generateContent`, or `:streamGenerateContent`
+ * with `alt=sse` (without it the API streams one JSON array instead of SSE), and the request without `model`, which
+ * the URL carries. A `models/` prefix on the model name is accepted. `request` is the wire request as the middleware
+ * left it: a middleware that changes `model` changes the URL.
  */
-export function geminiEndpoint(
-  wire: Record<string, unknown>,
-  stream: boolean,
-): { path: string; query?: Record<string, string> } {
-  const model = String(wire.model).replace(/^models\//, '');
-  const method = stream ? 'streamGenerateContent' : 'generateContent';
-  const path = `/models/${encodeURIComponent(model)}:${method}`;
-  return stream ? { path, query: { alt: 'sse' } } : { path };
+export function geminiEndpoint(request: Record<string, unknown>, stream: boolean): Endpoint {
+  const { model, ...body } = request;
+  const name = String(model).replace(/^models\//, '');
+  const path = `/models/${encodeURIComponent(name)}:${stream ? 'streamGenerateContent' : 'generateContent'}`;
+  return stream ? { path, query: { alt: 'sse' }, body } : { path, body };
 }
 
 /** The Gemini wire form of a `defineTool` tool: one function declaration, its parameters as JSON Schema. */
@@ -47,7 +46,7 @@ const requestSchema = z.looseObject({
 });
 
 /**
- * The request as the API receives it plus `model` (which the endpoint takes out, see {@link toCreateBody}), built by
+ * The request with `model` (which {@link geminiEndpoint} moves to the URL when it is sent), built by
  * core's `toWireBody`: loop fields and `undefined` values left off, an empty `tools` array left off, tools made by
  * `defineTool` converted with {@link toGeminiTool} and gathered into one `functionDeclarations` tool, every other
  * field kept. A structured `output` becomes `generationConfig.responseMimeType: 'application/json'` with its schema
@@ -93,14 +92,10 @@ function withOutput(body: Record<string, unknown>, output: StructuredOutput): vo
   body.generationConfig = { ...config, responseMimeType: 'application/json', responseJsonSchema: output.inputSchema };
 }
 
-/** A body as the API receives it: the model is the endpoint's ({@link geminiEndpoint}), not a body field. */
-function withoutModel(wire: Record<string, unknown>): Record<string, unknown> {
-  const { model: _, ...body } = wire;
-  return body;
+/**
+ * The body of a request, streamed or not: the wire request itself (streaming is the endpoint's method, not a field).
+ * It keeps `model`, so middleware, spans and prices see it; {@link geminiEndpoint} takes it out when it is sent.
+ */
+export function toRequestBody(wire: Record<string, unknown>): Record<string, unknown> {
+  return wire;
 }
-
-/** The streamed body: the wire body without `model` (streaming is the endpoint's, not a field). */
-export const toStreamBody = withoutModel;
-
-/** The non-streaming body: the wire body without `model`. */
-export const toCreateBody = withoutModel;

@@ -9,15 +9,19 @@ const contents = [{ role: 'user' as const, parts: [{ text: 'hi' }] }];
 
 describe('the Gemini request', () => {
   it('the endpoint carries the model (a models/ prefix accepted) and alt=sse for a stream', () => {
-    expect(geminiEndpoint({ model: 'gemini-2.5-flash' }, false)).toEqual({ path: '/models/gemini-2.5-flash:generateContent' });
-    expect(geminiEndpoint({ model: 'models/gemini-2.5-flash' }, true)).toEqual({
+    expect(geminiEndpoint({ model: 'gemini-2.5-flash', contents }, false)).toEqual({
+      path: '/models/gemini-2.5-flash:generateContent',
+      body: { contents },
+    });
+    expect(geminiEndpoint({ model: 'models/gemini-2.5-flash', contents }, true)).toEqual({
       path: '/models/gemini-2.5-flash:streamGenerateContent',
       query: { alt: 'sse' },
+      body: { contents },
     });
     expect(geminiEndpoint({ model: 'a/b?c' }, false).path).toBe('/models/a%2Fb%3Fc:generateContent');
   });
 
-  it('defineTool tools become one functionDeclarations tool, built-in tools stay; the body has no model', () => {
+  it('defineTool tools become one functionDeclarations tool, built-in tools stay; the model goes to the URL', () => {
     const wire = GEMINI_PROTOCOL.toWireRequest(
       { model: 'gemini-2.5-flash', contents, tools: [tool('a'), { googleSearch: {} }, tool('b')], maxSteps: 3 },
       { streamOptions: false },
@@ -32,9 +36,11 @@ describe('the Gemini request', () => {
       { googleSearch: {} },
     ]);
     expect(wire.maxSteps).toBeUndefined();
-    const body = GEMINI_PROTOCOL.streamBody(wire, { streamOptions: false });
-    expect(body.model).toBeUndefined();
-    expect(body.contents).toEqual(contents);
+    const request = GEMINI_PROTOCOL.streamBody(wire, { streamOptions: false });
+    expect(request.model).toBe('gemini-2.5-flash');
+    const sent = GEMINI_PROTOCOL.endpoint?.(request, true);
+    expect(sent?.body?.model).toBeUndefined();
+    expect(sent?.body?.contents).toEqual(contents);
   });
 
   it('output: JSON mime type and the schema, beside the caller\'s generationConfig', () => {
