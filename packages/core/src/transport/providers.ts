@@ -13,6 +13,17 @@ export type ProtocolName = 'chat' | 'responses' | 'messages' | 'gemini';
 /** How the API key travels. */
 export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'x-goog-api-key' | 'none';
 
+/**
+ * The header each auth style sends the key in: the one list the Transport sets and the logger redacts, so a new
+ * style is one line here.
+ */
+export const AUTH_HEADERS = {
+  bearer: 'authorization',
+  'api-key': 'api-key',
+  'x-api-key': 'x-api-key',
+  'x-goog-api-key': 'x-goog-api-key',
+} as const satisfies Record<Exclude<AuthStyle, 'none'>, string>;
+
 /** Everything a {@link Transport} needs to know about a vendor. */
 export interface ProviderPreset {
   name: string;
