@@ -21,14 +21,18 @@ const KB = 1024;
  * ProtocolService won back 60 B of it. Core's 28 KB became 29 KB with Vertex AI (issue 28): expiring access tokens in
  * the Transport (cache, shared fetch, renewal on a 401) and the `vertex()` preset (0.7 KB of it) are about 1.2 KB;
  * an app that imports neither carries only the Transport's part (google-auth-library stays out, see below).
+ * Gemini (issue 28): a definition's `endpoint` (a path that depends on the request and the body it sends) costs
+ * every protocol bundle about 100 B (chat 25.1 -> 25.2 KB); @ai4ts/gemini is 24.5 KB, and the front door, which
+ * carries the fourth protocol, grew from 50 to 52.4 KB.
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
   '@ai4ts/core': 29 * KB,
-  '@ai4ts/chat': 25.1 * KB,
+  '@ai4ts/chat': 25.2 * KB,
   '@ai4ts/responses': 27.5 * KB,
   '@ai4ts/messages': 26 * KB,
-  ai4ts: 50 * KB,
+  '@ai4ts/gemini': 25 * KB,
+  ai4ts: 53 * KB,
 };
 
 /** Optional peers of core (and their scope), imported by a name in a variable only when used. */

@@ -16,7 +16,7 @@ import {
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
-import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
+import { AUTH_HEADERS, type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
 import { AccessTokenCache, type AccessTokenSource } from './token.js';
 import {
   abortError,
@@ -426,11 +426,9 @@ export class Transport {
   }
 }
 
-const AUTH_HEADER = { bearer: 'authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const;
-
-function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADER, apiKey: string): void {
+function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADERS, apiKey: string): void {
   try {
-    headers.set(AUTH_HEADER[auth], auth === 'bearer' ? `Bearer ${apiKey}` : apiKey);
+    headers.set(AUTH_HEADERS[auth], auth === 'bearer' ? `Bearer ${apiKey}` : apiKey);
   } catch {
     // The platform's message would quote the key.
     throw new AuthenticationError('The API key contains characters not allowed in an HTTP header (a newline?)');

@@ -83,7 +83,7 @@ export function vertex(options: VertexOptions): ProviderPreset {
       };
     case 'google':
       // Gemini's own protocol: its paths are relative to this baseURL as they are to Gemini's API.
-      return { ...base, name: 'vertex', quirks: { streamOptions: false } };
+      return { ...base, name: 'vertex', protocol: 'gemini', quirks: { streamOptions: false } };
   }
 }
 

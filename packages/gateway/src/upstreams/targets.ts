@@ -245,10 +245,14 @@ class ProviderTarget implements UpstreamTarget {
 function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls: UpstreamCalls): ProviderTarget {
   const preset = resolveProvider(spec.provider);
   if (!preset.baseURL) throw new RangeError(`The ${preset.name} preset has no URL of its own: give upstream and protocol`);
+  const protocol = preset.protocol ?? 'chat';
+  if (protocol === 'gemini') {
+    throw new RangeError(`The ${preset.name} preset speaks Gemini's native API, which the gateway cannot translate yet`);
+  }
   // An access token (Vertex AI) is fetched and renewed while the gateway runs, and the gateway's list of secrets to
   // redact is made once at start: refused until that list follows the token, so a token never reaches a client.
   if (preset.accessToken) throw new RangeError(`The ${preset.name} preset authenticates with access tokens, which the gateway does not take yet`);
-  const target = new ProviderTarget(preset, CODECS[preset.protocol ?? 'chat'], spec.upstreamToken, spec, calls);
+  const target = new ProviderTarget(preset, CODECS[protocol], spec.upstreamToken, spec, calls);
   // Refused at the start, as a routing file's unset keyEnv is: every request would otherwise go out keyless.
   if (preset.auth !== 'none' && !preset.apiKeyOptional && target.secrets.length === 0) {
     const variables = preset.apiKeyEnv.length ? `set ${preset.apiKeyEnv.join(' or ')}, or give` : 'give';
