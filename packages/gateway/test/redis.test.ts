@@ -11,12 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { RedisStreamStore } from '@ai4ts/gateway/redis';
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import { seededRandom, sleep } from '@ai4ts/test-kit';
+import type { StreamInfo } from '@ai4ts/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatText, readFlaky } from './resume-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ANSWER = 'Résumé of the fox: quick, brown, 用户 🦊, then a nap under the "lazy" dog.\n'.repeat(4);
 const REQUEST = { model: 'm', messages: [{ role: 'user', content: 'The fox?' }], stream: true };
+const INFO: StreamInfo = { protocol: 'chat', owner: 'o' };
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -143,14 +145,14 @@ describe('RedisStreamStore', () => {
   it('keeps at most maxEvents, expires after ttlMs, and serves live readers', async () => {
     const store = new RedisStreamStore({ redis: `redis://127.0.0.1:${redisPort}`, maxEvents: 3, ttlMs: 300, blockMs: 50 });
     try {
-      await store.create('bounded');
+      await store.create('bounded', INFO);
       const live = readAll(store, 'bounded', 0);
       await store.append('bounded', 1, message(1));
       await store.append('bounded', 2, message(2));
       await store.end('bounded');
       expect(await live).toEqual(['m1', 'm2']);
 
-      await store.create('trimmed');
+      await store.create('trimmed', INFO);
       for (let n = 1; n <= 5; n++) await store.append('trimmed', n, message(n));
       await store.end('trimmed');
       expect(await readAll(store, 'trimmed', 3)).toEqual(['m4', 'm5']);

@@ -237,6 +237,7 @@ export const chatCodec: ProtocolCodec = {
   path: CHAT_PROTOCOL.path,
   parse,
   errorBody: (_status, error) => ({ error }),
+  streamError: (error) => ({ data: JSON.stringify({ error }) }),
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,

@@ -313,6 +313,11 @@ function shell(id: string, model: string) {
   return { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
 }
 
+/** Messages' in-stream `error` event. */
+function errorEvent(message: string): SseMessage {
+  return event('error', { error: { type: 'api_error', message } });
+}
+
 /** Bridge events to Messages SSE: `message_start`, blocks one after another, `message_delta`, `message_stop`. */
 async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
@@ -326,7 +331,7 @@ async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: Write
     }
   } catch (error) {
     if (!began) throw error;
-    yield event('error', { error: { type: 'api_error', message: openAIErrorObject(error).message } });
+    yield errorEvent(openAIErrorObject(error).message);
     return;
   }
   if (!began) yield start;
@@ -355,6 +360,7 @@ export const messagesCodec: ProtocolCodec = {
   path: MESSAGES_PROTOCOL.path,
   parse,
   errorBody,
+  streamError: (error) => errorEvent(error.message),
   stream: toMessagesSse,
   aggregate: toMessage,
   body,

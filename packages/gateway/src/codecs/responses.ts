@@ -9,6 +9,7 @@ import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from '.
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
+  type GatewayErrorObject,
   type GatewayRequest,
   newId,
   numberOf,
@@ -303,6 +304,11 @@ function outcome(state: CompletionBuilder): { status: string; incomplete: { reas
   return { status: 'completed', incomplete: null };
 }
 
+/** Responses' in-stream `error` event (without its `sequence_number`). */
+function errorEvent({ code, message }: GatewayErrorObject): Record<string, unknown> {
+  return { type: 'error', code: code ?? 'server_error', message, param: null };
+}
+
 /** Bridge events to Responses SSE, each event with its `sequence_number`. */
 async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
@@ -328,8 +334,9 @@ async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: Writ
     }
   } catch (error) {
     if (!began) throw error;
-    const { message: text, code } = openAIErrorObject(error);
-    yield message({ type: 'error', code: code ?? 'server_error', message: text, param: null });
+    const failure = openAIErrorObject(error);
+    const { message: text, code } = failure;
+    yield message(errorEvent(failure));
     const failed = { ...shell(id, options.model, 'failed', created), error: { code: code ?? 'server_error', message: text } };
     yield message({ type: 'response.failed', response: { ...failed, output: [], usage: usageOf(answer.state.usage) } });
     return;
@@ -366,6 +373,7 @@ export const responsesCodec: ProtocolCodec = {
   path: RESPONSES_PROTOCOL.path,
   parse,
   errorBody: (_status, error) => ({ error }),
+  streamError: (error) => ({ event: 'error', data: JSON.stringify(errorEvent(error)) }),
   stream: toResponsesSse,
   aggregate: toResponse,
   body,
