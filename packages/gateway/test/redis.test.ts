@@ -4,57 +4,20 @@
  * and the answer it assembles is byte-identical to an uninterrupted one, over many runs. Also: the store's bounds,
  * and a Redis restart, after which a lost stream is a clear 404 and /readyz says why while Redis is down.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RedisStreamStore } from '@ai4ts/gateway/redis';
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import { seededRandom, sleep } from '@ai4ts/test-kit';
 import type { StreamInfo } from '@ai4ts/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startRedis, stop } from './redis-server.js';
 import { chatText, readFlaky } from './resume-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ANSWER = 'Résumé of the fox: quick, brown, 用户 🦊, then a nap under the "lazy" dog.\n'.repeat(4);
 const REQUEST = { model: 'm', messages: [{ role: 'user', content: 'The fox?' }], stream: true };
 const INFO: StreamInfo = { protocol: 'chat', owner: 'o' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server on `port`, nothing saved; resolves once it answers PING. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-    stdio: 'ignore',
-  });
-  for (let i = 0; i < 100; i++) {
-    try {
-      if (execFileSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG') return child;
-    } catch {
-      // not up yet
-    }
-    await sleep(50);
-  }
-  throw new Error('redis-server did not start');
-}
-
-async function stop(child: ChildProcess | undefined, group = false): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = once(child, 'exit');
-  if (group) process.kill(-child.pid, 'SIGTERM');
-  else child.kill('SIGTERM');
-  await exited;
-}
 
 /** A gateway process (the CLI, through tsx), resumable, on the shared Redis; resolves to its URL. */
 async function startGateway(upstream: string, redisPort: number): Promise<{ child: ChildProcess; url: string }> {

@@ -79,7 +79,9 @@ function failureOf(json: string): HttpError {
 /** A client library's error in the gateway's words: its message may name hosts and limits. */
 function storeFailure(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  const message = error instanceof Error ? error.message : '';
+  // A transaction Redis refused (EXECABORT) carries the reason of the command it refused.
+  const cause = error instanceof Error && 'previousErrors' in error && Array.isArray(error.previousErrors) ? error.previousErrors[0] : error;
+  const message = cause instanceof Error ? cause.message : '';
   if (message.startsWith('OOM')) return storeFailed('is out of memory');
   if (/timed out/i.test(message)) return storeFailed('does not answer');
   return storeFailed('cannot be reached');
@@ -107,7 +109,10 @@ export class RedisStreamStore implements StreamStore {
   #lost = false;
   #subscriber: Redis | undefined;
   readonly #channels = new Map<string, Channel>();
-  /** The last message number of each stream this instance writes, so that `end` needs no read. */
+  /**
+   * The last message number sent for each stream this instance writes, so that `end` needs no read: a command that
+   * timed out may still run once a stalled Redis wakes, and the end entry must come after it.
+   */
   readonly #last = new Map<string, number>();
 
   constructor(options: RedisStreamStoreOptions) {
@@ -165,13 +170,18 @@ export class RedisStreamStore implements StreamStore {
   }
 
   async create(id: string, info: StreamInfo): Promise<void> {
-    await this.#add(id, 0, ['t', 'open', 'p', info.protocol, 'o', info.owner], undefined);
     this.#last.set(id, 0);
+    try {
+      await this.#add(id, 0, ['t', 'open', 'p', info.protocol, 'o', info.owner], undefined);
+    } catch (error) {
+      this.#last.delete(id);
+      throw error;
+    }
   }
 
   async append(id: string, seq: number, message: SseMessage): Promise<void> {
-    await this.#add(id, seq, ['t', 'msg', 'm', JSON.stringify(message)], '');
     this.#last.set(id, seq);
+    await this.#add(id, seq, ['t', 'msg', 'm', JSON.stringify(message)], '');
   }
 
   async end(id: string, failure?: HttpError): Promise<void> {
@@ -188,9 +198,12 @@ export class RedisStreamStore implements StreamStore {
     } catch (error) {
       if (!failure) throw error;
       // A full Redis refuses even the end entry: the stream cannot be finished, so it goes, and the readers waiting
-      // now are told why (neither DEL nor PUBLISH needs memory).
+      // now are told why (neither DEL nor PUBLISH needs memory; a full Redis refuses them in a transaction).
       const key = this.#key(id);
-      await this.#run((redis) => redis.multi().del(key).publish(key, failureJson(failure)).exec());
+      await this.#run(async (redis) => {
+        await redis.publish(key, failureJson(failure));
+        await redis.del(key);
+      });
     }
   }
 
@@ -255,6 +268,7 @@ export class RedisStreamStore implements StreamStore {
         await waitFor(woken, signal, this.#blockMs);
         channel.wakes.delete(wake);
         if (signal.aborted) return;
+        if (channel.failure) throw channel.failure;
         if ((await this.#run((redis) => redis.exists(key))) === 0) throw streamGone(id);
       }
     } finally {
