@@ -119,6 +119,9 @@ describe('RedisStreamStore', () => {
       for (let n = 1; n <= 5; n++) await store.append('trimmed', n, message(n));
       await store.end('trimmed');
       expect(await readAll(store, 'trimmed', 3)).toEqual(['m4', 'm5']);
+      // Its protocol and owner outlive the trimmed opening entry.
+      expect(await store.info('trimmed')).toEqual(INFO);
+      expect(await store.info('never')).toBeUndefined();
       await expect(readAll(store, 'trimmed', 1)).rejects.toMatchObject({ status: 404 });
 
       await sleep(500);

@@ -1,9 +1,9 @@
 /**
  * Resumable streams in Redis Streams, shared by every gateway instance behind a load balancer: the instance that runs
  * a generation appends its events, any instance serves a reconnection from them. One Redis stream per gateway stream:
- * entry `0-1` opens it (with its protocol and owner), message n is entry `0-(n+1)`, and an `end` entry closes it
- * (with the failure, when it failed); the key expires `ttlMs` after the last entry, and `MAXLEN` keeps the last
- * `maxEvents`. Each append is also published on a channel named like the key, which wakes the readers: all readers
+ * entry `0-1` opens it, message n is entry `0-(n+1)`, and an `end` entry closes it (with the failure, when it
+ * failed); its protocol and owner are in a key beside it (`<key>:info`). Both keys expire `ttlMs` after the last
+ * entry, and `MAXLEN` keeps the last `maxEvents`. Each append is also published on a channel named like the key, which wakes the readers: all readers
  * of one instance share one subscriber connection.
  *
  * The store fails fast: a lost connection fails every command at once (and wakes every reader to fail), a stalled
@@ -60,6 +60,22 @@ function messageOf(json: string | undefined): SseMessage {
   if ('event' in value && typeof value.event === 'string') message.event = value.event;
   if ('id' in value && typeof value.id === 'string') message.id = value.id;
   return message;
+}
+
+/** Stored info back; undefined (no such stream) for anything else, so that nobody owns a stream by a bad record. */
+function infoOf(json: string): StreamInfo | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== 'object' || value === null || !('protocol' in value) || !('owner' in value)) return undefined;
+    const { protocol, owner } = value;
+    return isProtocol(protocol) && typeof owner === 'string' ? { protocol, owner } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isProtocol(value: unknown): value is GatewayProtocol {
+  return typeof value === 'string' && PROTOCOLS.has(value);
 }
 
 function failureJson(failure: HttpError): string {
@@ -156,13 +172,20 @@ export class RedisStreamStore implements StreamStore {
     return `${this.#prefix}${id}`;
   }
 
-  async #add(id: string, seq: number, fields: string[], publish: string | undefined): Promise<void> {
+  /** The stream's {@link StreamInfo}, beside it rather than in its opening entry, which `MAXLEN` may trim. */
+  #infoKey(id: string): string {
+    return `${this.#prefix}${id}:info`;
+  }
+
+  /** Adds an entry and keeps both keys alive `ttlMs` more; with `info`, the stream is new. */
+  async #add(id: string, seq: number, fields: string[], publish: string | undefined, info?: StreamInfo): Promise<void> {
     const key = this.#key(id);
+    const infoKey = this.#infoKey(id);
     const results = await this.#run((redis) => {
-      const multi = redis
-        .multi()
-        .xadd(key, 'MAXLEN', String(this.#maxEvents + 1), `0-${seq + 1}`, ...fields)
-        .pexpire(key, this.#ttlMs);
+      const multi = redis.multi();
+      if (info) multi.set(infoKey, JSON.stringify(info), 'PX', this.#ttlMs);
+      else multi.pexpire(infoKey, this.#ttlMs);
+      multi.xadd(key, 'MAXLEN', String(this.#maxEvents + 1), `0-${seq + 1}`, ...fields).pexpire(key, this.#ttlMs);
       return (publish === undefined ? multi : multi.publish(key, publish)).exec();
     });
     const failed = results?.find(([error]) => error);
@@ -172,7 +195,7 @@ export class RedisStreamStore implements StreamStore {
   async create(id: string, info: StreamInfo): Promise<void> {
     this.#last.set(id, 0);
     try {
-      await this.#add(id, 0, ['t', 'open', 'p', info.protocol, 'o', info.owner], undefined);
+      await this.#add(id, 0, ['t', 'open'], undefined, info);
     } catch (error) {
       this.#last.delete(id);
       throw error;
@@ -202,18 +225,14 @@ export class RedisStreamStore implements StreamStore {
       const key = this.#key(id);
       await this.#run(async (redis) => {
         await redis.publish(key, failureJson(failure));
-        await redis.del(key);
+        await redis.del(key, this.#infoKey(id));
       });
     }
   }
 
   async info(id: string): Promise<StreamInfo | undefined> {
-    const first = (await this.#run((redis) => redis.xrange(this.#key(id), '-', '+', 'COUNT', 1)))[0];
-    if (!first) return undefined;
-    const fields = fieldsOf(first[1]);
-    const protocol = fields.get('p') ?? '';
-    if (fields.get('t') !== 'open') return { protocol: 'chat', owner: '' };
-    return { protocol: PROTOCOLS.has(protocol) ? (protocol as GatewayProtocol) : 'chat', owner: fields.get('o') ?? '' };
+    const json = await this.#run((redis) => redis.get(this.#infoKey(id)));
+    return json === null ? undefined : infoOf(json);
   }
 
   async *read(id: string, after: number, signal: AbortSignal): AsyncGenerator<SseMessage> {
