@@ -28,6 +28,7 @@ export {
   type StreamStoreOptions,
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
+export { HttpError } from './http/errors.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

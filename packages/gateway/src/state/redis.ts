@@ -3,8 +3,8 @@
  * a generation appends its events, any instance serves a reconnection from them. One Redis stream per gateway stream:
  * entry `0-1` opens it, message n is entry `0-(n+1)`, and an `end` entry closes it (with the failure, when it
  * failed); its protocol and owner are in a key beside it (`<key>:info`). Both keys expire `ttlMs` after the last
- * entry, and `MAXLEN` keeps the last `maxEvents`. Each append is also published on a channel named like the key, which wakes the readers: all readers
- * of one instance share one subscriber connection.
+ * entry, and `MAXLEN` keeps the last `maxEvents`. Each append is also published on a channel named like the key,
+ * which wakes the readers: all readers of one instance share one subscriber connection.
  *
  * The store fails fast: a lost connection fails every command at once (and wakes every reader to fail), a stalled
  * Redis fails it after `commandTimeoutMs`, and each failure is a `storeFailed` 503 in the gateway's words.
@@ -96,7 +96,8 @@ function failureOf(json: string): HttpError {
 function storeFailure(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   // A transaction Redis refused (EXECABORT) carries the reason of the command it refused.
-  const cause = error instanceof Error && 'previousErrors' in error && Array.isArray(error.previousErrors) ? error.previousErrors[0] : error;
+  const refused = error instanceof Error && 'previousErrors' in error ? error.previousErrors : undefined;
+  const cause: unknown = Array.isArray(refused) ? refused[0] : error;
   const message = cause instanceof Error ? cause.message : '';
   if (message.startsWith('OOM')) return storeFailed('is out of memory');
   if (/timed out/i.test(message)) return storeFailed('does not answer');

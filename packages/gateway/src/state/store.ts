@@ -16,9 +16,12 @@ export interface StreamInfo {
   owner: string;
 }
 
-/** What a stream store offers the gateway. Every failure of the store itself is a {@link storeFailed} error. */
+/**
+ * What a stream store offers the gateway. Every failure of the store itself is an {@link HttpError} 503
+ * `store_unavailable` with `Retry-After`, in the gateway's words.
+ */
 export interface StreamStore {
-  /** Opens a stream; throws {@link storeFailed} (a 503) when the store cannot take one more. */
+  /** Opens a stream; throws the 503 `store_unavailable` when the store cannot take one more. */
   create(id: string, info: StreamInfo): Promise<void>;
   /** Appends message number `seq` (1, 2, ... in order) of stream `id`. */
   append(id: string, seq: number, message: SseMessage): Promise<void>;
@@ -30,10 +33,10 @@ export interface StreamStore {
   /** The stream's info; undefined when the store does not have it. */
   info(id: string): Promise<StreamInfo | undefined>;
   /**
-   * The messages after number `after`, then each one as it is appended, until the end. Throws a `streamGone`
-   * HttpError when the stream is unknown, expired or lost, or when the messages asked for were dropped (over
-   * `maxEvents`); {@link eventPastEnd} when the stream ended before message `after`. Aborting `signal` ends the read
-   * quietly.
+   * The messages after number `after`, then each one as it is appended, until the end. Throws a 404
+   * `stream_not_found` when the stream is unknown, expired or lost, or when the messages asked for were dropped (over
+   * `maxEvents`); a 400 `invalid_event_id` when the stream ended before message `after`; the `failure` it ended with.
+   * Aborting `signal` ends the read quietly.
    */
   read(id: string, after: number, signal: AbortSignal): AsyncIterable<SseMessage>;
   /** Whether the store can serve (for `/readyz`). */
