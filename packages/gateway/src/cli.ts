@@ -23,6 +23,7 @@ const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --u
                     | --provider NAME | --routes FILE) [--upstream-model M] [--on-unsupported drop|refuse]
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
+                   [--stream-store-max-bytes N] [--stream-store-max-streams N]
                    [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
@@ -68,6 +69,11 @@ Options:
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)
+  --stream-store-max-bytes N
+                         the memory store's bound on message text in all streams (default 67108864, 64 MiB):
+                         the oldest finished streams go first; past it a new resumable stream is a 503
+  --stream-store-max-streams N
+                         the memory store's bound on streams kept, live and finished (default 1000)
   --access-log           one JSON line per request on stderr (never a key)
   --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
                          OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
@@ -129,6 +135,8 @@ function parse() {
         'telemetry-content': { type: 'boolean' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
+        'stream-store-max-bytes': { type: 'string' },
+        'stream-store-max-streams': { type: 'string' },
         redis: { type: 'string' },
         'shutdown-timeout': { type: 'string' },
         port: { type: 'string', default: '8080' },
@@ -228,6 +236,10 @@ const upstreamToken = token('upstream-token', 'upstream-token-file', 'AI4TS_UPST
 const maxConcurrentStreams = count('max-concurrent-streams', 1);
 const streamTtl = count('stream-ttl', 1);
 const maxEvents = count('stream-max-events', 1);
+const storeMaxBytes = count('stream-store-max-bytes', 1);
+const storeMaxStreams = count('stream-store-max-streams', 1);
+if (values.redis !== undefined && (storeMaxBytes !== undefined || storeMaxStreams !== undefined))
+  fail('--stream-store-max-bytes and --stream-store-max-streams bound the memory store; Redis has its maxmemory');
 const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
 if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
 const storeOptions = {
@@ -268,7 +280,12 @@ function routes(path: string | undefined) {
 
 /** The store of resumable streams: Redis (its module, and ioredis, loaded only then) or this process's memory. */
 async function streamStore(): Promise<StreamStore> {
-  if (values.redis === undefined) return new MemoryStreamStore(storeOptions);
+  if (values.redis === undefined)
+    return new MemoryStreamStore({
+      ...storeOptions,
+      ...(storeMaxBytes === undefined ? {} : { maxBytes: storeMaxBytes }),
+      ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
+    });
   const redis = await import('./state/redis.js').catch(() =>
     fail('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
   );

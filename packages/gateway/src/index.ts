@@ -23,10 +23,12 @@ export type { GatewayTelemetryOptions } from './telemetry.js';
 export {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,
+  type StreamInfo,
   type StreamStore,
   type StreamStoreOptions,
 } from './state/store.js';
-export { MemoryStreamStore } from './state/memory.js';
+export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
+export { HttpError } from './http/errors.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

@@ -268,6 +268,21 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     rmSync(dir, { recursive: true });
   });
 
+  it('--stream-store-max-streams bounds the memory store: with its streams all live, a new resumable one is a 503', async () => {
+    daemon = await startDaemon((res) => startSse(res)); // then no event: each stream stays live
+    const child = run([...['--upstream', daemon.url, '--dialect', 'typed', '--port', '0', '--resumable'], '--stream-store-max-streams', '1'], {
+      AI4TS_PROXY_TOKEN: 'cli-key',
+    });
+    const url = (await firstLine(child)).slice('listening on '.length);
+    void ask(url, 'cli-key').catch(() => undefined); // waits for its first event, until the CLI stops
+    await vi.waitFor(() => expect(daemon?.requests).toHaveLength(1));
+    const refused = await ask(url, 'cli-key');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ error: { code: 'store_unavailable' } });
+    expect(daemon.requests).toHaveLength(1);
+  });
+
   it('reads a YAML routing file (by its extension), and names the line of a bad field', async () => {
     daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const dir = mkdtempSync(join(tmpdir(), 'ai4ts-routes-'));
@@ -296,6 +311,8 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       [['--upstream-token-file', '/nonexistent/ai4ts-token'], 'cannot read /nonexistent/ai4ts-token (ENOENT)'],
       [['--idle-timeout=-5'], '--idle-timeout must be an integer of at least 0'],
       [['--max-concurrent-streams', '0'], '--max-concurrent-streams must be an integer of at least 1'],
+      [['--stream-store-max-bytes', '0'], '--stream-store-max-bytes must be an integer of at least 1'],
+      [['--redis', 'redis://127.0.0.1:9', '--stream-store-max-streams', '5'], 'bound the memory store'],
     ] as const;
     // In parallel: each run starts npx and tsx.
     const results = await Promise.all(

@@ -4,55 +4,20 @@
  * and the answer it assembles is byte-identical to an uninterrupted one, over many runs. Also: the store's bounds,
  * and a Redis restart, after which a lost stream is a clear 404 and /readyz says why while Redis is down.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RedisStreamStore } from '@ai4ts/gateway/redis';
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import { seededRandom, sleep } from '@ai4ts/test-kit';
+import type { StreamInfo } from '@ai4ts/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startRedis, stop } from './redis-server.js';
 import { chatText, readFlaky } from './resume-helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const ANSWER = 'Résumé of the fox: quick, brown, 用户 🦊, then a nap under the "lazy" dog.\n'.repeat(4);
 const REQUEST = { model: 'm', messages: [{ role: 'user', content: 'The fox?' }], stream: true };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server on `port`, nothing saved; resolves once it answers PING. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'], {
-    stdio: 'ignore',
-  });
-  for (let i = 0; i < 100; i++) {
-    try {
-      if (execFileSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG') return child;
-    } catch {
-      // not up yet
-    }
-    await sleep(50);
-  }
-  throw new Error('redis-server did not start');
-}
-
-async function stop(child: ChildProcess | undefined, group = false): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = once(child, 'exit');
-  if (group) process.kill(-child.pid, 'SIGTERM');
-  else child.kill('SIGTERM');
-  await exited;
-}
+const INFO: StreamInfo = { protocol: 'chat', owner: 'o' };
 
 /** A gateway process (the CLI, through tsx), resumable, on the shared Redis; resolves to its URL. */
 async function startGateway(upstream: string, redisPort: number): Promise<{ child: ChildProcess; url: string }> {
@@ -143,17 +108,20 @@ describe('RedisStreamStore', () => {
   it('keeps at most maxEvents, expires after ttlMs, and serves live readers', async () => {
     const store = new RedisStreamStore({ redis: `redis://127.0.0.1:${redisPort}`, maxEvents: 3, ttlMs: 300, blockMs: 50 });
     try {
-      await store.create('bounded');
+      await store.create('bounded', INFO);
       const live = readAll(store, 'bounded', 0);
       await store.append('bounded', 1, message(1));
       await store.append('bounded', 2, message(2));
       await store.end('bounded');
       expect(await live).toEqual(['m1', 'm2']);
 
-      await store.create('trimmed');
+      await store.create('trimmed', INFO);
       for (let n = 1; n <= 5; n++) await store.append('trimmed', n, message(n));
       await store.end('trimmed');
       expect(await readAll(store, 'trimmed', 3)).toEqual(['m4', 'm5']);
+      // Its protocol and owner outlive the trimmed opening entry.
+      expect(await store.info('trimmed')).toEqual(INFO);
+      expect(await store.info('never')).toBeUndefined();
       await expect(readAll(store, 'trimmed', 1)).rejects.toMatchObject({ status: 404 });
 
       await sleep(500);

@@ -3,11 +3,13 @@
  * client, reconnection with Last-Event-ID to the same URL or to /v1/streams/{id} (no gap, no duplicate), and the
  * store's bounds.
  */
-import { type ListeningGateway, listenGateway, MemoryStreamStore } from '@ai4ts/gateway';
+import { type ListeningGateway, listenGateway, MemoryStreamStore, type StreamInfo } from '@ai4ts/gateway';
 import { parseSse } from '@ai4ts/sse';
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import { seededRandom, sleep } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
+
+const INFO: StreamInfo = { protocol: 'chat', owner: 'o' };
 import { chatText, readFlaky } from './resume-helpers.js';
 
 const ANSWER = 'The quick brown fox jumps over the lazy dog, then naps; résumé 用户 🦊. '.repeat(3);
@@ -136,7 +138,7 @@ describe('MemoryStreamStore bounds', () => {
 
   it('keeps at most maxEvents per stream: resuming before them is refused, after them works', async () => {
     const store = new MemoryStreamStore({ maxEvents: 3 });
-    await store.create('s');
+    await store.create('s', INFO);
     for (let n = 1; n <= 5; n++) await store.append('s', n, message(n));
     await store.end('s');
     expect(await read(store, 's', 2)).toEqual(['m3', 'm4', 'm5']);
@@ -146,7 +148,7 @@ describe('MemoryStreamStore bounds', () => {
 
   it('forgets a stream ttlMs after its last message, and wakes its readers', async () => {
     const store = new MemoryStreamStore({ ttlMs: 50 });
-    await store.create('s');
+    await store.create('s', INFO);
     await store.append('s', 1, message(1));
     const live = read(store, 's', 0); // waits for more, until the stream expires
     expect(await live).toEqual(['m1']);

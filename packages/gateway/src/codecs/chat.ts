@@ -325,6 +325,7 @@ export const chatCodec: ProtocolCodec = {
     responseFormat: 'response_format',
   },
   errorBody: (_status, error) => ({ error }),
+  streamError: (error) => ({ data: JSON.stringify({ error }) }),
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
   body,

@@ -365,6 +365,11 @@ function shell(id: string, model: string) {
   return { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null };
 }
 
+/** Messages' in-stream `error` event. */
+function errorEvent(message: string): SseMessage {
+  return event('error', { error: { type: 'api_error', message } });
+}
+
 /** Bridge events to Messages SSE: `message_start`, blocks one after another, `message_delta`, `message_stop`. */
 async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
@@ -378,7 +383,7 @@ async function* toMessagesSse(events: AsyncIterable<BridgeEvent>, options: Write
     }
   } catch (error) {
     if (!began) throw error;
-    yield event('error', { error: { type: 'api_error', message: openAIErrorObject(error).message } });
+    yield errorEvent(openAIErrorObject(error).message);
     return;
   }
   if (!began) yield start;
@@ -417,6 +422,7 @@ export const messagesCodec: ProtocolCodec = {
     responseFormat: { name: 'output_config.format', carries: (request) => request.responseFormat?.type === 'json_schema' },
   },
   errorBody,
+  streamError: (error) => errorEvent(error.message),
   stream: toMessagesSse,
   aggregate: toMessage,
   body,

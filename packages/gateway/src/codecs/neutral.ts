@@ -141,6 +141,11 @@ export interface ProtocolCodec {
   fields: Readonly<Record<CarriedOption, OptionField>>;
   /** An HTTP error body in this protocol's shape. */
   errorBody(status: number, error: GatewayErrorObject): unknown;
+  /**
+   * A failure after output began, as this protocol writes it in-stream (the gateway's own, such as a stream store
+   * that fails under a resumable stream; the writers below write the upstream's).
+   */
+  streamError(error: GatewayErrorObject): SseMessage;
   /** The streaming answer: SSE messages. Throws a failure before any output; writes it in-stream after. */
   stream(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage>;
   /** The aggregated answer. Throws the stream's failure. */

@@ -10,6 +10,7 @@ import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
   carries,
+  type GatewayErrorObject,
   type GatewayRequest,
   newId,
   type Part,
@@ -384,6 +385,14 @@ function outcome(state: CompletionBuilder): { status: string; incomplete: { reas
   return { status: 'completed', incomplete: null };
 }
 
+/** Responses' in-stream `error` event (without its `sequence_number`). */
+function errorEvent({ code, message, type }: GatewayErrorObject): Record<string, unknown> {
+  // OpenAI's flat fields (read by openai-node and @ai-sdk/openai 3.x) and the nested `error` object (read by
+  // @ai-sdk/openai 2.x, and which openai-node raises as an APIError): every client sees the failure.
+  const fields = { code: code ?? 'server_error', message, param: null };
+  return { type: 'error', ...fields, error: { type, ...fields } };
+}
+
 /** Bridge events to Responses SSE, each event with its `sequence_number`. */
 async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage> {
   const answer = blockAnswer(options);
@@ -409,12 +418,9 @@ async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: Writ
     }
   } catch (error) {
     if (!began) throw error;
-    const { message: text, code, type } = openAIErrorObject(error);
-    // OpenAI's flat fields (read by openai-node and @ai-sdk/openai 3.x) and the nested `error` object (read by
-    // @ai-sdk/openai 2.x, and which openai-node raises as an APIError): every client sees the failure.
-    const fields = { code: code ?? 'server_error', message: text, param: null };
-    yield message({ type: 'error', ...fields, error: { type, ...fields } });
-    const failed = { ...shell(id, options.model, 'failed', created), error: { code: fields.code, message: text } };
+    const failure = openAIErrorObject(error);
+    yield message(errorEvent(failure));
+    const failed = { ...shell(id, options.model, 'failed', created), error: { code: failure.code ?? 'server_error', message: failure.message } };
     // What streamed before the failure stays in the response, each item as far as it got.
     const output = answer.blocks.blocks.map((block) => outputItem(block, ids.of(block), true, block.done ? 'completed' : 'incomplete'));
     yield message({ type: 'response.failed', response: { ...failed, output, usage: usageOf(answer.state.usage) } });
@@ -461,6 +467,7 @@ export const responsesCodec: ProtocolCodec = {
     responseFormat: 'text.format',
   },
   errorBody: (_status, error) => ({ error }),
+  streamError: (error) => ({ event: 'error', data: JSON.stringify(errorEvent(error)) }),
   stream: toResponsesSse,
   aggregate: toResponse,
   body,

@@ -17,6 +17,7 @@ import { badRequest, checkDepth } from '../codecs/bad-request.js';
 import { CODECS } from '../codecs/index.js';
 import { type GatewayErrorObject, type GatewayRequest, type ProtocolCodec, uncarried, type WriteOptions } from '../codecs/neutral.js';
 import type { GatewayContext } from '../context.js';
+import { storeFailed, streamGone } from '../state/store.js';
 import { type RequestSpan, traced } from '../telemetry.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
@@ -25,6 +26,7 @@ import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
 import { scrubMessage } from './outgoing.js';
+import { ownerOf } from './owner.js';
 
 const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
@@ -102,9 +104,9 @@ async function answer(
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
-  if (streamId !== undefined) return resume(context, streamId, lastEventId, signal, entry);
+  if (streamId !== undefined) return resume(context, request, streamId, lastEventId, signal, entry);
   const resumeFrom = lastEventId === undefined ? undefined : parseEventId(lastEventId);
-  if (codec && resumeFrom) return resume(context, resumeFrom.id, lastEventId, signal, entry);
+  if (codec && resumeFrom) return resume(context, request, resumeFrom.id, lastEventId, signal, entry);
   if (context.draining) throw shuttingDown();
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
@@ -112,7 +114,7 @@ async function answer(
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = context.resumable || request.header(RESUMABLE_HEADER) === '1';
-  return complete(context, codec, parsed, resumable, signal, entry, span);
+  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
 }
 
 /** The route template a path matched (`http.route`); undefined when no route serves it. */
@@ -182,12 +184,12 @@ export function parseEventId(id: string): { id: string; seq: number } | undefine
   return match?.[1] && match[2] ? { id: match[1], seq: Number(match[2]) } : undefined;
 }
 
-/** One request to the upstream, streamed live to the client or aggregated. */
+/** One request to the upstream, streamed live to the client or aggregated; resumable when it has an `owner`. */
 async function complete(
   context: GatewayContext,
   codec: ProtocolCodec,
   request: GatewayRequest,
-  resumable: boolean,
+  owner: string | undefined,
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
@@ -230,51 +232,90 @@ async function complete(
   }
 
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
-  const generation = resumable ? context.generations.start() : undefined;
+  const generation = owner === undefined ? undefined : context.generations.start();
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
   const slot = context.streams.take(upstreamSignal);
+  const streamId = crypto.randomUUID();
+  let stored = false;
   try {
+    // Opened before the upstream is contacted too: a store that is down or full is a quick 503.
+    if (owner !== undefined) await context.store.create(streamId, { protocol: codec.name, owner });
+    stored = owner !== undefined;
     const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log and the span read the stream's usage and failure, so without them no layer watches each event.
     const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
     const first = await messages.next();
-    const streamId = crypto.randomUUID();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
     headers[STREAM_ID_HEADER] = streamId;
     const numbered = liveStream(streamId, first, messages, slot);
     if (!generation) return { status: 200, headers, stream: numbered };
     headers[RESUMABLE_HEADER] = '1';
-    await context.store.create(streamId);
     void keep(context, streamId, numbered).finally(() => generation.finish());
-    return { status: 200, headers, stream: context.store.read(streamId, 0, signal) };
+    return { status: 200, headers, stream: withStreamError(codec, context.store.read(streamId, 0, signal)) };
   } catch (error) {
     slot.release();
     generation?.finish();
+    if (stored) void context.store.end(streamId).catch(() => undefined);
     throw error;
   }
 }
 
 /**
  * Runs a resumable stream to its end into the store, whoever reads it: every message scrubbed before it is kept. A
- * store that fails stops the generation (nobody could read the rest).
+ * store that fails stops the generation (nobody could read the rest), and ends the stream with that failure, so that
+ * its readers end with an error rather than cleanly.
  */
 async function keep(context: GatewayContext, id: string, messages: AsyncIterable<SseMessage>): Promise<void> {
   let seq = 0;
+  let failure: HttpError | undefined;
   try {
     for await (const message of messages) await context.store.append(id, ++seq, scrubMessage(message, context.secrets));
-  } catch {
+  } catch (error) {
     // The writers put every upstream failure into the stream; what lands here is the store's own failure.
+    failure = error instanceof HttpError ? error : storeFailed('failed');
   } finally {
-    await context.store.end(id).catch(() => undefined);
+    await context.store.end(id, failure).catch(() => undefined);
   }
 }
 
-/** A stream again, from the store: the messages after the last one the client saw, then the live rest. */
+/**
+ * A stream whose headers are sent: a failure of its source (the store's) ends it with the protocol's in-stream error,
+ * never a clean end. An iterator object rather than a generator: `return()` reaches the source before any `next()`.
+ */
+function withStreamError(codec: ProtocolCodec, source: AsyncIterable<SseMessage>): AsyncIterableIterator<SseMessage> {
+  const inner = source[Symbol.asyncIterator]();
+  let failed = false;
+  const iterator: AsyncIterableIterator<SseMessage> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      if (failed) return { done: true, value: undefined };
+      try {
+        return await inner.next();
+      } catch (error) {
+        failed = true;
+        return { done: false, value: codec.streamError(error instanceof HttpError ? error.error : openAIErrorObject(error)) };
+      }
+    },
+    async return() {
+      failed = true;
+      await inner.return?.();
+      return { done: true, value: undefined };
+    },
+  };
+  return iterator;
+}
+
+/**
+ * A stream again, from the store: the messages after the last one the client saw, then the live rest. Only for the
+ * credential that created it (anyone else is told it does not exist), with its errors in the stream's protocol, and
+ * counted against `maxConcurrentStreams` like any stream.
+ */
 async function resume(
   context: GatewayContext,
+  request: Incoming,
   id: string,
   lastEventId: string | undefined,
   signal: AbortSignal,
@@ -285,14 +326,26 @@ async function resume(
   const from = lastEventId === undefined || lastEventId === '' ? { id, seq: 0 } : parseEventId(lastEventId);
   if (!from || from.id !== id)
     throw new HttpError(400, invalid(`Last-Event-ID does not name an event of stream ${id}`, 'last-event-id', 'invalid_event_id'));
-  const messages = context.store.read(id, from.seq, signal)[Symbol.asyncIterator]();
-  // The first read says whether the store has the stream: a 404 before any output otherwise.
-  const first = await messages.next();
-  return {
-    status: 200,
-    headers: { [STREAM_ID_HEADER]: id, [RESUMABLE_HEADER]: '1' },
-    stream: prepend(first, messages),
-  };
+  const info = await context.store.info(id);
+  // Someone else's stream is answered as an unknown one: whether it exists is not told either.
+  if (!info || info.owner !== (await ownerOf(request))) throw streamGone(id);
+  const codec = CODECS[info.protocol];
+  let slot: StreamSlot | undefined;
+  try {
+    slot = context.streams.take(signal);
+    const messages = context.store.read(id, from.seq, signal)[Symbol.asyncIterator]();
+    // The first read says whether the store has the stream: a 404 before any output otherwise.
+    const first = await messages.next();
+    const taken = slot;
+    return {
+      status: 200,
+      headers: { [STREAM_ID_HEADER]: id, [RESUMABLE_HEADER]: '1' },
+      stream: onEnd(withStreamError(codec, prepend(first, messages)), () => taken.release()),
+    };
+  } catch (error) {
+    slot?.release();
+    return errorReply(context, error, codec);
+  }
 }
 
 /**
