@@ -268,3 +268,18 @@ describe('approvals through stream()', () => {
     expect(model.requests).toHaveLength(2);
   });
 });
+
+describe('needsApproval as a function of the arguments', () => {
+  it('a call it does not hold runs at once, and the loop never suspends', async () => {
+    const model = await startMockModel({
+      script: [{ toolCalls: [{ name: 'transfer', arguments: { amount: 50, to: 'bob' } }] }, { content: 'Sent.' }],
+    });
+    models.push(model);
+    const c = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
+    const ran: string[] = [];
+    const result = await protocols.chat.create(c, ran);
+    expect(result).toMatchObject({ status: 'done', text: 'Sent.', finishReason: 'stop' });
+    expect(result.pending).toBeUndefined();
+    expect(ran).toEqual(['transfer:50:bob']);
+  });
+});

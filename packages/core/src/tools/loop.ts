@@ -39,6 +39,7 @@ import {
   type ValidToolCall,
 } from './execute.js';
 import { type StopWhen, stopConditionMet } from './stop.js';
+import type { ToolLoopStep } from './step.js';
 import {
   checkState,
   type LoopState,
@@ -48,6 +49,8 @@ import {
   settleDecisions,
   suspend,
 } from './suspend.js';
+
+export type { ToolLoopStep } from './step.js';
 
 /** What the engine needs to know about one model turn. */
 export interface ModelTurn {
@@ -136,23 +139,6 @@ export interface ToolSource {
   tools(): Promise<readonly Tool[]>;
 }
 
-/** One step of the loop: a model request, its completion, and the tool calls it produced. */
-export interface ToolLoopStep<Request = unknown, Completion = unknown> {
-  /** Counted from 1. */
-  step: number;
-  /** The request sent (after `prepareStep`). */
-  request: Request;
-  completion: Completion;
-  text: string;
-  finishReason: FinishReason;
-  usage: Usage | undefined;
-  /** What the step's request cost, when the client has a price for its model (`prices`). */
-  cost: Cost | undefined;
-  toolCalls: ToolCall[];
-  /** One result per executed or rejected call, in call order; empty when the calls were not run. */
-  toolResults: ToolResult[];
-}
-
 /**
  * Why the loop stopped: the last turn's finish reason, `'max_steps'`, or `'stop_condition'` (a `stopWhen` condition
  * held; the result's `stopCondition` names it). Passthrough and a suspended loop end with `'tool_calls'`.
@@ -239,7 +225,7 @@ export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   /**
    * Stops the loop after a step's model turn, before its tools run, when the condition (or any of the list) holds:
    * `stepCountIs(n)`, `hasToolCall(name)`, `usageExceeds({ tokens, cost })`, `textIncludes(text)`, or a function of
-   * the {@link StopConditionState}. The result's `finishReason` is `'stop_condition'`, `stopCondition` its name, and
+   * the `StopConditionState`. The result's `finishReason` is `'stop_condition'`, `stopCondition` its name, and
    * the step's calls come back unexecuted. A turn without calls ends the loop as always.
    */
   stopWhen?: StopWhen<Request, Completion>;

@@ -6,7 +6,7 @@
 import type { Usage } from '../events.js';
 import type { Cost } from '../observe/cost.js';
 import type { ToolCall } from './execute.js';
-import type { ToolLoopStep } from './loop.js';
+import type { ToolLoopStep } from './step.js';
 
 /** What a stop condition sees after a step's model turn. */
 export interface StopConditionState<Request = unknown, Completion = unknown> {

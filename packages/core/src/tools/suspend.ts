@@ -3,8 +3,7 @@
  * person's approval, a call the host runs), and the checks that state passes before it resumes. The state holds no
  * function: the tools and the loop's hooks are given again to `resume`, on any process.
  */
-import * as z from 'zod';
-import { LoopStateError, ToolError } from '../errors.js';
+import { isRecord, LoopStateError, ToolError } from '../errors.js';
 import type { Usage } from '../events.js';
 import type { Cost } from '../observe/cost.js';
 import type { ToolResultPart } from './content.js';
@@ -94,48 +93,41 @@ export interface ResumeDecisions {
   toolResults?: Readonly<Record<string, unknown>>;
 }
 
-const usageSchema = z.looseObject({
-  prompt_tokens: z.number(),
-  completion_tokens: z.number(),
-  total_tokens: z.number(),
-});
-
-const stateSchema = z.object({
-  version: z.number(),
-  protocol: z.string(),
-  status: z.enum(['awaiting_approval', 'awaiting_tool_results']),
-  step: z.number().int().min(1),
-  request: z.record(z.string(), z.unknown()),
-  messages: z.array(z.unknown()),
-  usage: usageSchema.optional(),
-  cost: z.object({ input: z.number(), output: z.number(), total: z.number() }).optional(),
-  calls: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      arguments: z.string(),
-      hash: z.string(),
-      awaiting: z.enum(['approval', 'tool_result']).optional(),
-      result: z
-        .object({
-          toolCallId: z.string(),
-          toolName: z.string(),
-          output: z.unknown(),
-          content: z.string(),
-          isError: z.boolean(),
-          parts: z
-            .array(
-              z.union([
-                z.object({ type: z.literal('text'), text: z.string() }),
-                z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
-              ]),
-            )
-            .optional(),
-        })
-        .optional(),
-    }),
-  ),
-});
+/**
+ * Where `value` is not a {@link LoopState}'s shape, as `path: what` (undefined when it is one). Checked by hand, not
+ * with zod: core never loads zod itself, it only reads the schemas its users give.
+ */
+function shapeProblem(value: unknown): string | undefined {
+  if (!isRecord(value)) return 'root: not an object';
+  const fields: [string, (field: unknown) => boolean][] = [
+    ['version', (v) => typeof v === 'number'],
+    ['protocol', (v) => typeof v === 'string'],
+    ['status', (v) => v === 'awaiting_approval' || v === 'awaiting_tool_results'],
+    ['step', (v) => Number.isInteger(v) && Number(v) >= 1],
+    ['request', isRecord],
+    ['messages', Array.isArray],
+    ['usage', (v) => v === undefined || (isRecord(v) && typeof v.total_tokens === 'number')],
+    ['cost', (v) => v === undefined || (isRecord(v) && typeof v.total === 'number')],
+  ];
+  for (const [name, valid] of fields) if (!valid(value[name])) return `${name}: missing or of the wrong type`;
+  const { calls } = value;
+  if (!Array.isArray(calls)) return 'calls: missing or not an array';
+  for (const [index, call] of calls.entries()) {
+    const where = `calls.${index}`;
+    if (!isRecord(call)) return `${where}: not an object`;
+    for (const name of ['id', 'name', 'arguments', 'hash'])
+      if (typeof call[name] !== 'string') return `${where}.${name}: not a string`;
+    if (call.awaiting !== undefined && call.awaiting !== 'approval' && call.awaiting !== 'tool_result')
+      return `${where}.awaiting: not "approval" or "tool_result"`;
+    const result = call.result;
+    if (result === undefined) continue;
+    if (!isRecord(result)) return `${where}.result: not an object`;
+    if (typeof result.toolCallId !== 'string' || typeof result.toolName !== 'string') return `${where}.result: no call`;
+    if (typeof result.content !== 'string' || typeof result.isError !== 'boolean') return `${where}.result: no content`;
+    if (result.parts !== undefined && !Array.isArray(result.parts)) return `${where}.result.parts: not an array`;
+  }
+  return undefined;
+}
 
 /** SHA-256 (hex) of a call's id, name and argument string (Web Crypto: browsers, edge runtimes, Node 20+). */
 export async function callHash(call: ToolCall): Promise<string> {
@@ -198,13 +190,9 @@ export async function checkState<Request, Message>(
   protocol: string,
   decisions: ResumeDecisions,
 ): Promise<LoopState<Request, Message>> {
-  const parsed = stateSchema.safeParse(state);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue ? ` (${issue.path.map(String).join('.') || 'root'}: ${issue.message})` : '';
-    throw new LoopStateError('invalid', `Not a suspended tool loop's state${where}`);
-  }
-  const read = parsed.data;
+  const problem = shapeProblem(state);
+  if (problem !== undefined) throw new LoopStateError('invalid', `Not a suspended tool loop's state (${problem})`);
+  const read = state;
   if (read.version !== LOOP_STATE_VERSION)
     throw new LoopStateError('version', `Loop state version ${read.version} is not readable (this SDK reads ${LOOP_STATE_VERSION})`);
   if (read.protocol !== protocol)
