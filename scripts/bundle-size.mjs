@@ -20,7 +20,10 @@ const KB = 1024;
  * (+190 B gzip in every protocol bundle); folding the loop entry points and the one-step output call into
  * ProtocolService won back 60 B of it. Core's 28 KB became 29 KB with Vertex AI (issue 28): expiring access tokens in
  * the Transport (cache, shared fetch, renewal on a 401) and the `vertex()` preset (0.7 KB of it) are about 1.2 KB;
- * an app that imports neither carries only the Transport's part (google-auth-library stays out, see below).
+ * an app that imports neither carries only the Transport's part (google-auth-library stays out, see below). Issue 31
+ * (stop conditions, approvals and mixed passthrough: suspending a loop to a checked JSON state and resuming it) is in
+ * every protocol's loop, so in every bundle: +2.5 KB gzip each (the state's checks and messages 1.5 KB, the stop
+ * conditions and the engine's resume path the rest); zod stays out of core.
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
