@@ -4,7 +4,7 @@
  * `resume` with its result sends both results back in call order. Results that miss or add a call are refused.
  */
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
-import { Ai4ts, defineTool, LoopStateError, type ToolLoopEvent } from 'ai4ts';
+import { Ai4ts, defineTool, LoopStateError, stepCountIs, type ToolLoopEvent } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 
@@ -157,5 +157,51 @@ describe('mixed passthrough through stream()', () => {
     expect(() =>
       defineTool({ name: 'click', parameters: z.object({}), passThrough: true, execute: () => 'clicked' }),
     ).toThrow(TypeError);
+  });
+});
+
+describe('a step that waits on a person and on the host', () => {
+  it('is awaiting_approval, takes both answers, and a resumed loop goes on counting its steps', async () => {
+    model = await startMockModel({
+      script: [
+        {
+          toolCalls: [
+            { name: 'click', arguments: { selector: '#pay' } },
+            { name: 'confirm_payment', arguments: { amount: 20 } },
+          ],
+        },
+        { toolCalls: [{ name: 'find_button', arguments: { label: 'Receipt' } }] },
+        { content: 'Receipt found.' },
+      ],
+    });
+    const c = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
+    const ran: string[] = [];
+    const confirm = defineTool({
+      name: 'confirm_payment',
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => {
+        ran.push(`confirm:${amount}`);
+        return 'confirmed';
+      },
+    });
+    const all = [...tools(ran), confirm];
+    const result = await c.chat.create({ model: 'mock-model', messages: [{ role: 'user', content: QUESTION }], tools: all });
+    expect(result.status).toBe('awaiting_approval');
+    const [click, payment] = result.pending ?? [];
+    expect([click?.awaiting, payment?.awaiting]).toEqual(['tool_result', 'approval']);
+
+    const resumed = await c.chat.resume(result.state ?? fail(), {
+      approvals: { [payment?.id ?? '']: true },
+      toolResults: { [click?.id ?? '']: 'clicked' },
+      tools: all,
+      stopWhen: stepCountIs(2),
+    });
+
+    // Step 1 was before the suspension: step 2 is the second, so stepCountIs(2) stops after it.
+    expect(resumed).toMatchObject({ status: 'done', finishReason: 'stop_condition', stopCondition: 'stepCountIs(2)' });
+    expect(resumed.steps.map((step) => step.step)).toEqual([2]);
+    expect(ran).toEqual(['confirm:20']);
+    expect(toolResults.chat(model.requests[1]?.body).map(([, content]) => content)).toEqual(['clicked', 'confirmed']);
   });
 });
