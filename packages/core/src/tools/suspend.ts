@@ -192,13 +192,12 @@ export async function checkState<Request, Message>(
 ): Promise<LoopState<Request, Message>> {
   const problem = shapeProblem(state);
   if (problem !== undefined) throw new LoopStateError('invalid', `Not a suspended tool loop's state (${problem})`);
-  const read = state;
-  if (read.version !== LOOP_STATE_VERSION)
-    throw new LoopStateError('version', `Loop state version ${read.version} is not readable (this SDK reads ${LOOP_STATE_VERSION})`);
-  if (read.protocol !== protocol)
-    throw new LoopStateError('protocol', `A "${read.protocol}" loop state cannot resume on "${protocol}"`);
+  if (state.version !== LOOP_STATE_VERSION)
+    throw new LoopStateError('version', `Loop state version ${state.version} is not readable (this SDK reads ${LOOP_STATE_VERSION})`);
+  if (state.protocol !== protocol)
+    throw new LoopStateError('protocol', `A "${state.protocol}" loop state cannot resume on "${protocol}"`);
   const ids = new Set<string>();
-  for (const call of read.calls) {
+  for (const call of state.calls) {
     if (ids.has(call.id)) throw new LoopStateError('tampered', `Call id "${call.id}" appears twice in the loop state`);
     ids.add(call.id);
     if ((call.awaiting === undefined) === (call.result === undefined))
@@ -208,10 +207,10 @@ export async function checkState<Request, Message>(
     if ((await callHash(call)) !== call.hash)
       throw new LoopStateError('tampered', `The arguments of call "${call.id}" (${call.name}) do not match their hash`);
   }
-  const held = read.calls.filter((call) => call.awaiting !== undefined);
+  const held = state.calls.filter((call) => call.awaiting !== undefined);
   if (held.length === 0) throw new LoopStateError('tampered', 'The loop state holds no pending call');
   const status = held.some((call) => call.awaiting === 'approval') ? 'awaiting_approval' : 'awaiting_tool_results';
-  if (status !== read.status) throw new LoopStateError('tampered', `The loop state says "${read.status}" but its calls are "${status}"`);
+  if (status !== state.status) throw new LoopStateError('tampered', `The loop state says "${state.status}" but its calls are "${status}"`);
   checkAnswers('approvals', decisions.approvals, held, 'approval');
   checkAnswers('toolResults', decisions.toolResults, held, 'tool_result');
   return state;
@@ -232,7 +231,7 @@ function checkAnswers(
   if (extra.length > 0) throw new LoopStateError('decisions', `\`${field}\` answers no pending call: ${extra.join(', ')}`);
   if (reason === 'approval')
     for (const [id, decision] of Object.entries(answers ?? {}))
-      if (decision !== true && !(typeof decision === 'object' && decision !== null && typeof Reflect.get(decision, 'deny') === 'string'))
+      if (decision !== true && !(isRecord(decision) && typeof decision.deny === 'string'))
         throw new LoopStateError('decisions', `The approval of call ${id} must be true or { deny: reason }`);
 }
 
