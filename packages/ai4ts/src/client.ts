@@ -18,6 +18,8 @@ import type * as z from 'zod';
 import {
   isLoopRequest,
   type LoopFieldName,
+  type LoopResumeOptions,
+  type LoopState,
   type ModelContext,
   type LoopRequestShape,
   type OutputLoopStream,
@@ -111,6 +113,16 @@ export interface ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Mes
   stream(request: Request, options?: Options): Stream;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
+  resumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
+  streamResumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Final, Message>;
 }
 
 /** @deprecated Renamed {@link ProtocolCalls} (a protocol's definition is `CHAT_PROTOCOL` and its kin); goes in the next release. */
@@ -173,6 +185,35 @@ export class ProtocolClient<
     return runsPlain<Request, LoopRequest>(request)
       ? this.#protocol.stream(request, options)
       : this.#protocol.streamLoop(request, options);
+  }
+
+  /**
+   * Continues a suspended tool loop (a result with `status: 'awaiting_approval'` or `'awaiting_tool_results'`) from its
+   * `state`, on any process: `approvals` and `toolResults` answer exactly its pending calls, `tools` (and any other
+   * loop field: `stopWhen`, `maxSteps`, hooks) are the loop's settings given again. Resolves like `create` with a
+   * loop request; rejects with a LoopStateError, before anything runs, for a state that does not check out.
+   *
+   * @example
+   * const result = await client.chat.create({ model, messages, tools: [transfer] });
+   * if (result.status === 'awaiting_approval') await save(JSON.stringify(result.state));
+   * // later, anywhere:
+   * await client.chat.resume(JSON.parse(await load()), { approvals: { [id]: true }, tools: [transfer] });
+   */
+  resume(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+    return this.#protocol.resumeLoop(state, resume, options);
+  }
+
+  /** {@link resume} as a stream, like `stream` with a loop request: the resumed step's tool results, then the next steps. */
+  streamResume(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Final, Message> {
+    return this.#protocol.streamResumeLoop(state, resume, options);
   }
 }
 

@@ -14,6 +14,7 @@ export {
 } from './listener.js';
 export type {
   ChatLoopRequest,
+  ChatLoopState,
   ChatToolLoopEvent,
   ChatToolLoopResult,
   ChatToolLoopStream,
@@ -23,8 +24,10 @@ export { CHAT_COMPLETIONS_PATH, type ChatRequestOptions, toChatTool } from './re
 export {
   ChatService,
   chatToolLoopAdapter,
+  resumeChatToolLoop,
   runChatToolLoop,
   streamChatCompletion,
+  streamResumeChatToolLoop,
   streamChatToolLoop,
 } from './service.js';
 export { ChatStream, isChatCompletion } from './stream.js';

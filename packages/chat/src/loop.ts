@@ -4,6 +4,7 @@
  */
 import type {
   LoopFields,
+  LoopState,
   ModelTurn,
   Tool,
   ToolLoopEvent,
@@ -35,6 +36,9 @@ export type ChatToolLoopResult<Obj = unknown> = ToolLoopResult<ChatLoopRequest, 
 export type ChatToolLoopStream = ToolLoopStream<ChatLoopRequest, ChatCompletion, ChatMessage>;
 /** One event of a streamed chat tool loop, tagged with its step. */
 export type ChatToolLoopEvent = ToolLoopEvent<ChatLoopRequest, ChatCompletion>;
+
+/** The state of a suspended Chat tool loop (`result.state`): plain JSON, resumed with `resume(state, { ... })`. */
+export type ChatLoopState = LoopState<ChatLoopRequest, ChatMessage>;
 
 
 /**

@@ -62,3 +62,12 @@ export const runChatToolLoop = functions.run;
  * rejects like {@link runChatToolLoop}.
  */
 export const streamChatToolLoop = functions.streamLoop;
+
+/**
+ * Continues a suspended tool loop over Chat Completions from its state (see `ProtocolService.resumeLoop`): the decisions on its
+ * pending calls and the loop's settings in `resume`. Rejects with a LoopStateError for a state that does not check out.
+ */
+export const resumeChatToolLoop = functions.resume;
+
+/** {@link resumeChatToolLoop} as one event stream over the resumed steps. */
+export const streamResumeChatToolLoop = functions.streamResume;

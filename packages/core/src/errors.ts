@@ -208,6 +208,33 @@ export class ToolError<P = unknown> extends Ai4tsError<P> {
   }
 }
 
+/** Why {@link LoopStateError} refused a state or its decisions. */
+export type LoopStateProblem =
+  /** Not a loop state of this SDK (a field missing or of the wrong type). */
+  | 'invalid'
+  /** A state format version this SDK does not read. */
+  | 'version'
+  /** The state of another protocol's loop (a Chat state resumed on Messages). */
+  | 'protocol'
+  /** A pending call's arguments no longer match their hash, or the state's calls contradict each other. */
+  | 'tampered'
+  /** The decisions do not match the pending calls: an id missing, an unknown id, or the wrong kind of answer. */
+  | 'decisions';
+
+/**
+ * A suspended tool loop could not resume: its state is not one this SDK wrote for this protocol, was changed, or the
+ * decisions given do not answer exactly its pending calls. Nothing ran.
+ */
+export class LoopStateError<P = unknown> extends Ai4tsError<P> {
+  override name = 'LoopStateError';
+  readonly problem: LoopStateProblem;
+
+  constructor(problem: LoopStateProblem, message: string, options: Ai4tsErrorOptions<P> = {}) {
+    super(message, options);
+    this.problem = problem;
+  }
+}
+
 /** One reason a structured answer was rejected: zod's issue, or the JSON syntax error (`code: 'invalid_json'`). */
 export interface OutputIssue {
   code: string;

@@ -22,6 +22,8 @@ export {
   StreamIncompleteError,
   TimeoutError,
   type TimeoutPhase,
+  LoopStateError,
+  type LoopStateProblem,
   ToolError,
 } from './errors.js';
 export {

@@ -2,7 +2,8 @@
  * One protocol, defined once. A protocol package (chat, responses, messages, ...) exports one
  * {@link ProtocolDefinition}: its path, its wire body, the only constructor of its listener, how a JSON answer is
  * checked, how a result is summarized, and the message half of its tool-loop adapter. {@link ProtocolService}
- * turns a definition and a Transport into `create`, `stream`, `runLoop` and `streamLoop`, with retry, middleware,
+ * turns a definition and a Transport into `create`, `stream`, `runLoop`, `streamLoop` and their resumed forms
+ * (`resumeLoop`, `streamResumeLoop`), with retry, middleware,
  * telemetry and cost wired here, once: no protocol can forget one of them, and no two can wire them differently.
  */
 import type * as z from 'zod';
@@ -14,15 +15,24 @@ import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
 import type { NormalizedEvent } from './events.js';
 import type { StreamListener } from './listener.js';
-import { runToolLoop, type ToolLoopAdapter, type ToolLoopOptions, type ToolLoopResult } from './tools/loop.js';
+import {
+  resumeToolLoop,
+  runToolLoop,
+  type ToolLoopAdapter,
+  type ToolLoopOptions,
+  type ToolLoopResult,
+} from './tools/loop.js';
 import {
   callOptionsOf,
   type LoopFields,
   type LoopRequestShape,
+  type LoopResumeOptions,
   loopOptionsOf,
   type SdkFields,
+  stateRequestOf,
 } from './tools/request.js';
-import { streamToolLoop, type ToolLoopStream } from './tools/stream.js';
+import { streamResumeToolLoop, streamToolLoop, type ToolLoopStream } from './tools/stream.js';
+import type { LoopState } from './tools/suspend.js';
 import type { ProviderQuirks } from './transport/providers.js';
 import type { RetryPolicy } from './transport/retry.js';
 import type { RequestOptions, Transport } from './transport/transport.js';
@@ -176,7 +186,23 @@ export class ProtocolService<
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
-    return runToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
+    return runToolLoop(this.loopAdapter(options), request, loopOptionsOf<LoopRequest, Final>(request, options?.signal));
+  }
+
+  /**
+   * Continues a suspended loop (`status: 'awaiting_approval'` or `'awaiting_tool_results'`) from its `state`, on any
+   * process: `resume.approvals` and `resume.toolResults` answer exactly its pending calls (a denied call goes to the
+   * model as an error result), `resume.tools` and the other loop fields are the loop's settings given again.
+   * Rejects with a LoopStateError, before anything runs, for a state of another protocol or version, a changed
+   * state, or decisions that miss or add a call; otherwise resolves or rejects like {@link runLoop}.
+   */
+  resumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+    const settings = loopOptionsOf<LoopRequest, Final>(resume, options?.signal);
+    return resumeToolLoop(this.loopAdapter(options), state, resume, settings);
   }
 
   /** Starts the tool loop as one step-tagged event stream; `final()` resolves or rejects like {@link runLoop}. */
@@ -186,7 +212,20 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message> {
-    return streamToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
+    return streamToolLoop(this.loopAdapter(options), request, loopOptionsOf<LoopRequest, Final>(request, options?.signal));
+  }
+
+  /**
+   * {@link resumeLoop} as one step-tagged event stream: the resumed step's `tool.result` events, then the next
+   * steps'. A state or decisions that do not check out reject `final()` with a LoopStateError.
+   */
+  streamResumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Final, Message> {
+    const settings = loopOptionsOf<LoopRequest, Final>(resume, options?.signal);
+    return streamResumeToolLoop(this.loopAdapter(options), state, resume, settings);
   }
 
   /**
@@ -208,6 +247,8 @@ export class ProtocolService<
         return final;
       },
       telemetry: (requested) => transport.telemetry(options, requested),
+      protocol: definition.name,
+      stateRequest: stateRequestOf,
     };
   }
 

@@ -9,6 +9,7 @@ export { type CollectMessageOptions, collectMessage } from './collect.js';
 export { type MessagesStreamEvents, MessagesStreamListener, type MessagesStreamListenerOptions } from './listener.js';
 export type {
   MessagesLoopRequest,
+  MessagesLoopState,
   MessagesToolLoopEvent,
   MessagesToolLoopResult,
   MessagesToolLoopStream,
@@ -18,8 +19,10 @@ export { MESSAGES_PATH, type MessagesRequestOptions, toAnthropicTool } from './r
 export {
   MessagesService,
   messagesToolLoopAdapter,
+  resumeMessagesToolLoop,
   runMessagesToolLoop,
   streamMessage,
+  streamResumeMessagesToolLoop,
   streamMessagesToolLoop,
 } from './service.js';
 export { isMessage, MessagesStream } from './stream.js';

@@ -6,6 +6,7 @@
  */
 import type {
   LoopFields,
+  LoopState,
   ModelTurn,
   ProviderQuirks,
   Tool,
@@ -46,6 +47,9 @@ export type MessagesToolLoopResult<Obj = unknown> = ToolLoopResult<MessagesLoopR
 export type MessagesToolLoopStream = ToolLoopStream<MessagesLoopRequest, Message, MessageParam>;
 /** One event of a streamed Messages tool loop, tagged with its step. */
 export type MessagesToolLoopEvent = ToolLoopEvent<MessagesLoopRequest, Message>;
+
+/** The state of a suspended Messages tool loop (`result.state`): plain JSON, resumed with `resume(state, { ... })`. */
+export type MessagesLoopState = LoopState<MessagesLoopRequest, MessageParam>;
 
 
 /**

@@ -62,3 +62,12 @@ export const runMessagesToolLoop = functions.run;
  * step (see {@link runMessagesToolLoop} for the settings and the errors, which reject `final()`).
  */
 export const streamMessagesToolLoop = functions.streamLoop;
+
+/**
+ * Continues a suspended tool loop over Messages from its state (see `ProtocolService.resumeLoop`): the decisions on its
+ * pending calls and the loop's settings in `resume`. Rejects with a LoopStateError for a state that does not check out.
+ */
+export const resumeMessagesToolLoop = functions.resume;
+
+/** {@link resumeMessagesToolLoop} as one event stream over the resumed steps. */
+export const streamResumeMessagesToolLoop = functions.streamResume;

@@ -13,6 +13,7 @@ export {
 } from './listener.js';
 export type {
   ResponsesLoopRequest,
+  ResponsesLoopState,
   ResponsesToolLoopEvent,
   ResponsesToolLoopResult,
   ResponsesToolLoopStream,
@@ -24,8 +25,10 @@ export {
   ResponsesService,
   type ResumeOptions,
   responsesToolLoopAdapter,
+  resumeResponsesToolLoop,
   runResponsesToolLoop,
   streamResponse,
+  streamResumeResponsesToolLoop,
   streamResponsesToolLoop,
 } from './service.js';
 export { isResponseObject, ResponsesStream } from './stream.js';

@@ -6,6 +6,7 @@
  */
 import type {
   LoopFields,
+  LoopState,
   Tool,
   ToolLoopEvent,
   ToolLoopResult,
@@ -49,6 +50,9 @@ export type ResponsesToolLoopResult<Obj = unknown> = ToolLoopResult<
 export type ResponsesToolLoopStream = ToolLoopStream<ResponsesLoopRequest, ResponseObject, ResponseInputItem>;
 /** One step-tagged event of a streamed Responses tool loop. */
 export type ResponsesToolLoopEvent = ToolLoopEvent<ResponsesLoopRequest, ResponseObject>;
+
+/** The state of a suspended Responses tool loop (`result.state`): plain JSON, resumed with `resume(state, { ... })`. */
+export type ResponsesLoopState = LoopState<ResponsesLoopRequest, ResponseInputItem>;
 
 
 /**

@@ -119,3 +119,12 @@ export const runResponsesToolLoop = functions.run;
  * step; settings and options as for {@link runResponsesToolLoop}.
  */
 export const streamResponsesToolLoop = functions.streamLoop;
+
+/**
+ * Continues a suspended tool loop over Responses from its state (see `ProtocolService.resumeLoop`): the decisions on its
+ * pending calls and the loop's settings in `resume`. Rejects with a LoopStateError for a state that does not check out.
+ */
+export const resumeResponsesToolLoop = functions.resume;
+
+/** {@link resumeResponsesToolLoop} as one event stream over the resumed steps. */
+export const streamResumeResponsesToolLoop = functions.streamResume;

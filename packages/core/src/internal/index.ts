@@ -9,7 +9,7 @@ export { imagePlaceholder, MODEL_IMAGE_TYPES, partsFor, textOf } from '../tools/
 export { errorResult, toolResultContent, toolsByName } from '../tools/execute.js';
 export { runSteps } from '../tools/loop.js';
 export { serviceFunctions } from '../tools/entry.js';
-export { callOptionsOf, LOOP_FIELDS, loopOptionsOf, toolsOf, toWireBody } from '../tools/request.js';
+export { callOptionsOf, LOOP_FIELDS, loopOptionsOf, stateRequestOf, toolsOf, toWireBody } from '../tools/request.js';
 export { ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 export { loadOtel, type ModelSpan, type ResultSummary, Telemetry } from '../observe/telemetry.js';
 export type {

@@ -33,6 +33,25 @@ export interface ToolContext<Message = unknown> {
 /** Runs a tool: gets the schema's parsed output (defaults filled in); returns a string (sent as-is) or any JSON value. */
 export type ToolExecute<Args, Result> = (args: Args, context: ToolContext) => Result | Promise<Result>;
 
+/** What a `needsApproval` function receives beside the call's validated arguments. */
+export interface ToolApprovalContext {
+  /** The id of the call. */
+  toolCallId: string;
+  /** The step (model request) that produced the call, counted from 1. */
+  step: number;
+}
+
+/**
+ * Whether a call must wait for a person's decision: `true` for every call, or a function of the validated arguments
+ * (`(args) => args.amount > 100`). A call that needs it stops the loop (`status: 'awaiting_approval'`) before it runs.
+ */
+export type ToolNeedsApproval<Args> = boolean | ApprovalCheck<Args>;
+
+// A method's type, so that its parameter is bivariant like `execute`'s and `Tool<X>` stays assignable to `Tool`.
+type ApprovalCheck<Args> = {
+  check(args: Args, context: ToolApprovalContext): boolean | Promise<boolean>;
+}['check'];
+
 /** What {@link defineTool} takes. */
 export interface ToolDefinition<Schema extends z.ZodType, Result> {
   name: string;
@@ -49,6 +68,18 @@ export interface ToolDefinition<Schema extends z.ZodType, Result> {
   strict?: boolean;
   /** Milliseconds the tool may run before its call fails with a timeout (the tool's signal aborts). */
   timeout?: number;
+  /**
+   * The loop stops before running a call of this tool (its arguments validated) and resolves with
+   * `status: 'awaiting_approval'` and a serialisable `state`; `resume(state, { approvals })` continues it, on any
+   * process. See docs/tools.md, "Approvals that survive a restart".
+   */
+  needsApproval?: ToolNeedsApproval<z.output<Schema>>;
+  /**
+   * The host runs this tool, not the SDK (leave `execute` off): in a step that also calls SDK tools, those run, and
+   * the loop resolves with `status: 'awaiting_tool_results'` and the host's calls; `resume(state, { toolResults })`
+   * continues. See docs/tools.md, "Mixed passthrough".
+   */
+  passThrough?: boolean;
 }
 
 /** What a tool's parameters are: a zod schema ({@link defineTool}) or a JSON Schema (`defineJsonSchemaTool`). */
@@ -85,6 +116,10 @@ export interface Tool<Schema extends ToolParameters = ToolParameters, Result = u
   execute?(args: Args, context: ToolContext): Result | Promise<Result>;
   readonly strict: boolean;
   readonly timeout: number | undefined;
+  /** Whether a call waits for a person's decision (see {@link ToolDefinition.needsApproval}); absent: never. */
+  readonly needsApproval?: ToolNeedsApproval<Args> | undefined;
+  /** The host runs this tool's calls, beside the SDK's in the same step (see {@link ToolDefinition.passThrough}). */
+  readonly passThrough?: boolean | undefined;
   /**
    * Validates a call's parsed arguments. In strict mode a `null` for a property the schema marks optional
    * is dropped first, so the schema's defaults apply.
@@ -128,14 +163,19 @@ export function buildTool<Parameters extends ToolParameters, Result, Args>(
     execute?: ToolExecute<Args, Result> | undefined;
     strict?: boolean | undefined;
     timeout?: number | undefined;
+    needsApproval?: ToolNeedsApproval<Args> | undefined;
+    passThrough?: boolean | undefined;
   },
   schema: JsonSchema,
   check: (args: unknown) => Promise<ToolValidation<Args>>,
 ): Tool<Parameters, Result, Args> {
-  const { name, description, parameters, execute, strict = false, timeout } = definition;
+  const { name, description, parameters, execute, strict = false, timeout, needsApproval, passThrough } = definition;
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
     throw new TypeError(`Tool name "${name}" must be 1-64 letters, digits, "_" or "-"`);
   if (timeout !== undefined && !(timeout > 0)) throw new RangeError(`Tool "${name}": timeout must be > 0 ms`);
+  // The host runs a passThrough tool: an execute beside it would never be called, so it is refused, not ignored.
+  if (passThrough && execute) throw new TypeError(`Tool "${name}": a passThrough tool has no execute`);
+  if (passThrough && needsApproval) throw new TypeError(`Tool "${name}": the host approves its own passThrough tool`);
   return {
     name,
     description,
@@ -144,6 +184,8 @@ export function buildTool<Parameters extends ToolParameters, Result, Args>(
     execute,
     strict,
     timeout,
+    ...(needsApproval === undefined ? {} : { needsApproval }),
+    ...(passThrough === undefined ? {} : { passThrough }),
     validate: strict ? (args) => check(dropOptionalNulls(schema, args)) : check,
   };
 }

@@ -6,6 +6,8 @@
 import type * as z from 'zod';
 import type { OutputLoopStream, ToolLoopStream } from './stream.js';
 import type { ToolLoopAdapter, ToolLoopResult } from './loop.js';
+import type { LoopResumeOptions } from './request.js';
+import type { LoopState } from './suspend.js';
 import type { Transport } from '../transport/transport.js';
 
 /** What the function forms need of a protocol's service (core's `ProtocolService` is one). */
@@ -14,12 +16,23 @@ interface ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Option
   loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Completion, Message>;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Completion, Message>;
+  resumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Completion>,
+    options?: Options,
+  ): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
+  streamResumeLoop(
+    state: LoopState<LoopRequest, Message>,
+    resume: LoopResumeOptions<LoopRequest, Completion>,
+    options?: Options,
+  ): ToolLoopStream<LoopRequest, Completion, Message>;
 }
 
 /**
  * `stream` starts one plain streaming request; `loopAdapter` is the loop adapter of one loop (make one per loop);
  * `run` resolves to the loop's result, `streamLoop` starts it as one event stream over all steps (it starts now, and
- * `final()` resolves or rejects like `run`). `options.signal` aborts the call or the loop.
+ * `final()` resolves or rejects like `run`); `resume` and `streamResume` continue a suspended loop from its state.
+ * `options.signal` aborts the call or the loop.
  */
 export function serviceFunctions<Request, LoopRequest, Completion, Message, Stream, Options>(
   service: (transport: Transport) => ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Options>,
@@ -65,5 +78,17 @@ export function serviceFunctions<Request, LoopRequest, Completion, Message, Stre
       service(transport).loopAdapter(options),
     run,
     streamLoop,
+    resume: (
+      transport: Transport,
+      state: LoopState<LoopRequest, Message>,
+      resume: LoopResumeOptions<LoopRequest, Completion>,
+      options?: Options,
+    ): Promise<ToolLoopResult<LoopRequest, Completion, Message>> => service(transport).resumeLoop(state, resume, options),
+    streamResume: (
+      transport: Transport,
+      state: LoopState<LoopRequest, Message>,
+      resume: LoopResumeOptions<LoopRequest, Completion>,
+      options?: Options,
+    ): ToolLoopStream<LoopRequest, Completion, Message> => service(transport).streamResumeLoop(state, resume, options),
   };
 }

@@ -77,12 +77,36 @@ export async function executeToolCalls<Message = unknown>(
   tools: readonly Tool[],
   options: ExecuteToolCallsOptions<Message> = {},
 ): Promise<ToolResult[]> {
+  const { results } = await settleToolCalls(calls, tools, options, undefined);
+  return results.flatMap((result) => (result ? [result] : []));
+}
+
+/** Why the loop holds a valid call back instead of running it: a person must approve it, or the host runs it. */
+export type HoldReason = 'approval' | 'tool_result';
+
+/** A valid call held back by {@link settleToolCalls}'s `hold`. */
+export interface HeldToolCall {
+  call: ValidToolCall;
+  awaiting: HoldReason;
+}
+
+/**
+ * {@link executeToolCalls}, with `hold` asked of each valid call before `onToolCall`: a call it holds does not run,
+ * its result stays undefined and it is listed in `held`, in call order.
+ */
+export async function settleToolCalls<Message = unknown>(
+  calls: readonly ToolCall[],
+  tools: readonly Tool[],
+  options: ExecuteToolCallsOptions<Message>,
+  hold: ((call: ValidToolCall) => Promise<HoldReason | undefined>) | undefined,
+): Promise<{ results: (ToolResult | undefined)[]; held: HeldToolCall[] }> {
   const { signal, step = 1, messages = [], concurrency = Number.POSITIVE_INFINITY, onToolCall, onResult } = options;
-  const { onToolStart, onProgress } = options;
+  const { onToolStart } = options;
   if (!(concurrency >= 1)) throw new RangeError('concurrency must be >= 1');
   const byName = toolsByName(tools);
-  const results: ToolResult[] = new Array(calls.length);
+  const results: (ToolResult | undefined)[] = new Array(calls.length).fill(undefined);
   const runnable: { index: number; call: ValidToolCall }[] = [];
+  const held: HeldToolCall[] = [];
 
   // Validation and the approval hook run first, in call order, so a human approving calls sees them in order.
   for (const [index, call] of calls.entries()) {
@@ -91,6 +115,11 @@ export async function executeToolCalls<Message = unknown>(
     if (checked instanceof ToolError) results[index] = errorResult(call, checked);
     else {
       const valid: ValidToolCall = { ...call, tool: checked.tool, args: checked.args, step };
+      const awaiting = await hold?.(valid);
+      if (awaiting !== undefined) {
+        held.push({ call: valid, awaiting });
+        continue;
+      }
       const refusal = denialReason(call.name, await onToolCall?.(valid));
       if (refusal === undefined) runnable.push({ index, call: valid });
       else results[index] = errorResult(call, new ToolError(refusal, { toolName: call.name, toolCallId: call.id }));
@@ -102,6 +131,22 @@ export async function executeToolCalls<Message = unknown>(
     }
   }
 
+  await runValidCalls(runnable, { ...options, signal, step, messages, concurrency }, (index, result) => {
+    results[index] = result;
+  });
+  return { results, held };
+}
+
+/**
+ * Runs valid calls, at most `concurrency` at once, telling `done` each result with the call's index. Rejects only
+ * with an AbortError when `signal` aborts.
+ */
+export async function runValidCalls<Message>(
+  runnable: readonly { index: number; call: ValidToolCall }[],
+  options: ExecuteToolCallsOptions<Message> & { step: number; messages: readonly Message[]; concurrency: number },
+  done: (index: number, result: ToolResult) => void,
+): Promise<void> {
+  const { signal, step, messages, concurrency, onResult, onToolStart, onProgress } = options;
   let next = 0;
   const worker = async () => {
     while (next < runnable.length) {
@@ -117,12 +162,11 @@ export async function executeToolCalls<Message = unknown>(
         throw aborted;
       }
       ended?.(result);
-      results[index] = result;
+      done(index, result);
       onResult?.(result);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, runnable.length) }, worker));
-  return results;
 }
 
 /**
@@ -259,7 +303,15 @@ export function toolsByName(tools: readonly Tool[]): Map<string, Tool> {
   return byName;
 }
 
-function successResult(call: { id: string; name: string }, output: unknown, durationMs: number): ToolResult {
+/**
+ * The result of a value a tool produced (a {@link ToolContent}'s parts kept); a value that is not JSON becomes an
+ * error result. `durationMs` is absent for a value the host produced (mixed passthrough).
+ */
+export function successResult(
+  call: { id: string; name: string },
+  output: unknown,
+  durationMs: number | undefined,
+): ToolResult {
   if (output instanceof ToolContent) return contentResult(call, output, durationMs);
   let content: string;
   try {
@@ -270,25 +322,37 @@ function successResult(call: { id: string; name: string }, output: unknown, dura
       toolCallId: call.id,
       cause: thrown,
     });
-    return { ...errorResult(call, error), durationMs };
+    return withDuration(errorResult(call, error), durationMs);
   }
-  return { toolCallId: call.id, toolName: call.name, output, content, isError: false, durationMs };
+  return withDuration({ toolCallId: call.id, toolName: call.name, output, content, isError: false }, durationMs);
+}
+
+function withDuration(result: ToolResult, durationMs: number | undefined): ToolResult {
+  return durationMs === undefined ? result : { ...result, durationMs };
 }
 
 /** The result of a tool that returned parts; `isError` content is an error result like a throw's. */
-function contentResult(call: { id: string; name: string }, output: ToolContent, durationMs: number): ToolResult {
+function contentResult(
+  call: { id: string; name: string },
+  output: ToolContent,
+  durationMs: number | undefined,
+): ToolResult {
   const text = textOf(output.parts);
   if (output.isError) {
     const error = new ToolError(text || `Tool "${call.name}" failed`, { toolName: call.name, toolCallId: call.id });
-    return { ...errorResult(call, error), parts: output.parts, durationMs };
+    return withDuration({ ...errorResult(call, error), parts: output.parts }, durationMs);
   }
   const { value, parts } = output;
-  return { toolCallId: call.id, toolName: call.name, output: value, content: text, parts, isError: false, durationMs };
+  return withDuration(
+    { toolCallId: call.id, toolName: call.name, output: value, content: text, parts, isError: false },
+    durationMs,
+  );
 }
 
 function ignoreProgress(): void {}
 
-function denialReason(name: string, decision: ToolCallDecision): string | undefined {
+/** The error text of a refused call; undefined when the decision allows it. */
+export function denialReason(name: string, decision: ToolCallDecision): string | undefined {
   if (decision === undefined || decision === 'allow') return undefined;
   const base = `The call to tool "${name}" was denied`;
   return decision === 'deny' ? base : `${base}: ${decision.deny}`;

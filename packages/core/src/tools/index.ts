@@ -7,7 +7,9 @@ export {
   type ToolArgumentIssue,
   type ToolContext,
   type ToolDefinition,
+  type ToolApprovalContext,
   type ToolExecute,
+  type ToolNeedsApproval,
   type ToolParameters,
   type ToolProgress,
   type ToolValidation,
@@ -24,20 +26,27 @@ export {
   validateToolCall,
 } from './execute.js';
 export {
+  type ApprovalRequestedEvent,
+  type LoopStart,
   type ModelTurn,
   type PrepareStepContext,
+  resumeToolLoop,
   runToolLoop,
   type SendContext,
   type StepFinishEvent,
   type StepStartEvent,
   type ToolLoopAdapter,
+  type ToolLoopDone,
   type ToolLoopEvent,
   type ToolLoopFinishEvent,
   type ToolLoopFinishReason,
   type ToolLoopOptions,
+  type ToolLoopOutcome,
   type ToolLoopPartial,
   type ToolLoopResult,
+  type ToolLoopStatus,
   type ToolLoopStep,
+  type ToolLoopSuspended,
   type ToolSource,
   type WithStep,
 } from './loop.js';
@@ -46,7 +55,34 @@ export {
   type LoopFieldName,
   type LoopFields,
   type LoopRequestShape,
+  type LoopResumeOptions,
   type SdkFields,
   type WithoutTools,
 } from './request.js';
-export { type OutputLoopStream, streamToolLoop, type ToolLoopEvents, ToolLoopStream } from './stream.js';
+export {
+  type OutputLoopStream,
+  streamResumeToolLoop,
+  streamToolLoop,
+  type ToolLoopEvents,
+  ToolLoopStream,
+} from './stream.js';
+export {
+  hasToolCall,
+  type StopCondition,
+  type StopConditionState,
+  type StopWhen,
+  stepCountIs,
+  textIncludes,
+  type UsageLimits,
+  usageExceeds,
+} from './stop.js';
+export {
+  type ApprovalDecision,
+  LOOP_STATE_VERSION,
+  type LoopState,
+  type LoopStateCall,
+  type LoopStateToolResult,
+  type LoopSuspension,
+  type PendingToolCall,
+  type ResumeDecisions,
+} from './suspend.js';

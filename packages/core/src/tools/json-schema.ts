@@ -16,6 +16,7 @@ import {
   type Tool,
   type ToolArgumentIssue,
   type ToolExecute,
+  type ToolNeedsApproval,
   type ToolValidation,
 } from './define.js';
 
@@ -31,6 +32,10 @@ export interface JsonSchemaToolDefinition<Result> {
   strict?: boolean;
   /** Milliseconds the tool may run before its call fails with a timeout (the tool's signal aborts). */
   timeout?: number;
+  /** As for `defineTool`: the loop stops for a person's decision before a call runs. */
+  needsApproval?: ToolNeedsApproval<Record<string, unknown>>;
+  /** As for `defineTool`: the host runs this tool, beside the SDK's tools in the same step. */
+  passThrough?: boolean;
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * The tool loop: one engine for every protocol. Ask the model; if it called tools, validate and run them, append
  * the assistant turn exactly as produced and one result per call in call order, and ask again, until the model
- * answers, hands calls to the host (passthrough), or `maxSteps` requests were made.
+ * answers, hands calls to the host (passthrough), `maxSteps` requests were made, or a `stopWhen` condition holds.
+ * A step that holds calls back (`needsApproval`, a `passThrough` tool) suspends the loop with a plain-JSON state
+ * that {@link resumeToolLoop} continues, on any process.
  *
  * A protocol plugs in through a {@link ToolLoopAdapter}; the engine never looks inside a request, a completion or
  * a message.
@@ -27,13 +29,28 @@ import { type ObjectEvent, readOutput, repairMessage, structuredOutput } from '.
 import { PartialJsonParser } from '../output/partial-json.js';
 import { NEVER } from '../internal/signal.js';
 import {
-  executeToolCalls,
+  type HoldReason,
+  runValidCalls,
+  settleToolCalls,
   type ToolCall,
   type ToolCallDecision,
   type ToolResult,
   toolsByName,
   type ValidToolCall,
 } from './execute.js';
+import { type StopWhen, stopConditionMet } from './stop.js';
+import type { ToolLoopStep } from './step.js';
+import {
+  checkState,
+  type LoopState,
+  type LoopSuspension,
+  type PendingToolCall,
+  type ResumeDecisions,
+  settleDecisions,
+  suspend,
+} from './suspend.js';
+
+export type { ToolLoopStep } from './step.js';
 
 /** What the engine needs to know about one model turn. */
 export interface ModelTurn {
@@ -105,6 +122,13 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
   repairMessages?(completion: Completion, feedback: string): Message[];
   /** A copy of `request` whose `tools` also hold `tools` (the tools of the loop's `mcp` sources for one step). */
   withTools?(request: Request, tools: readonly Tool[]): Request;
+  /** The protocol's name, written into a suspended loop's state so that only this protocol resumes it. */
+  readonly protocol?: string;
+  /**
+   * The request as a suspended loop's state keeps it (its transcript already emptied): JSON, without `defineTool`
+   * tools and loop fields. Without it, a step that holds calls back throws a TypeError.
+   */
+  stateRequest?(request: Request): Request;
 }
 
 /**
@@ -115,28 +139,17 @@ export interface ToolSource {
   tools(): Promise<readonly Tool[]>;
 }
 
-/** One step of the loop: a model request, its completion, and the tool calls it produced. */
-export interface ToolLoopStep<Request = unknown, Completion = unknown> {
-  /** Counted from 1. */
-  step: number;
-  /** The request sent (after `prepareStep`). */
-  request: Request;
-  completion: Completion;
-  text: string;
-  finishReason: FinishReason;
-  usage: Usage | undefined;
-  /** What the step's request cost, when the client has a price for its model (`prices`). */
-  cost: Cost | undefined;
-  toolCalls: ToolCall[];
-  /** One result per executed or rejected call, in call order; empty when the calls were not run. */
-  toolResults: ToolResult[];
-}
+/**
+ * Why the loop stopped: the last turn's finish reason, `'max_steps'`, or `'stop_condition'` (a `stopWhen` condition
+ * held; the result's `stopCondition` names it). Passthrough and a suspended loop end with `'tool_calls'`.
+ */
+export type ToolLoopFinishReason = FinishReason | 'max_steps' | 'stop_condition';
 
-/** Why the loop stopped: the last turn's finish reason, or `'max_steps'`. Passthrough ends with `'tool_calls'`. */
-export type ToolLoopFinishReason = FinishReason | 'max_steps';
+/** Whether the loop is over (`'done'`) or suspended, waiting for approvals or for the host's tool results. */
+export type ToolLoopStatus = 'done' | LoopSuspension;
 
-/** The outcome of a tool loop. `Obj` is the type of the structured answer, when the request has `output`. */
-export interface ToolLoopResult<Request = unknown, Completion = unknown, Message = unknown, Obj = unknown> {
+/** What every outcome of a loop holds, finished or suspended. */
+export interface ToolLoopOutcome<Request = unknown, Completion = unknown, Message = unknown> {
   /** The last step's completion. */
   completion: Completion;
   /** The last step's text. */
@@ -149,13 +162,42 @@ export interface ToolLoopResult<Request = unknown, Completion = unknown, Message
   /** Summed over all steps that have a cost; undefined when none has (no price for the model). */
   cost: Cost | undefined;
   finishReason: ToolLoopFinishReason;
-  /** The structured answer, validated by `output` (defaults applied); undefined without `output`. */
-  object: Obj;
+  /** With `finishReason: 'stop_condition'`: the name of the condition that held (`hasToolCall(submit)`). */
+  stopCondition?: string;
 }
+
+/** A loop that ran to its end. */
+export interface ToolLoopDone {
+  status: 'done';
+  pending?: undefined;
+  state?: undefined;
+}
+
+/**
+ * A suspended loop: `pending` are the calls it waits on, `state` the plain JSON to store and give to `resume` with
+ * the decisions. The calls of the suspended step that needed neither approval nor the host have run: their results
+ * are in `state`, and go to the model with the others when the loop resumes.
+ */
+export interface ToolLoopSuspended<Request = unknown, Message = unknown> {
+  status: LoopSuspension;
+  pending: PendingToolCall[];
+  state: LoopState<Request, Message>;
+}
+
+/**
+ * The outcome of a tool loop: `status` says whether it ran to its end or is suspended (see {@link ToolLoopSuspended}).
+ * `Obj` is the type of the structured answer, when the request has `output`: `object` is the validated answer
+ * (defaults applied), undefined without `output` and while the loop is suspended.
+ */
+export type ToolLoopResult<Request = unknown, Completion = unknown, Message = unknown, Obj = unknown> = ToolLoopOutcome<
+  Request,
+  Completion,
+  Message
+> & { object: Obj } & (ToolLoopDone | ToolLoopSuspended<Request, Message>);
 
 /** The `partial` of an error thrown by the loop: everything finished so far, and the failed step's partial completion. */
 export interface ToolLoopPartial<Request = unknown, Completion = unknown, Message = unknown>
-  extends Omit<ToolLoopResult<Request, Completion, Message>, 'completion' | 'finishReason' | 'object'> {
+  extends Omit<ToolLoopOutcome<Request, Completion, Message>, 'completion' | 'finishReason'> {
   completion: Completion | undefined;
   finishReason: ToolLoopFinishReason | undefined;
 }
@@ -175,8 +217,18 @@ export interface ToolLoopOptions<Request = unknown, Completion = unknown> {
   tools?: readonly Tool[];
   /** MCP clients (or any {@link ToolSource}) whose tools join `tools` for the call; listed again before each step. */
   mcp?: readonly ToolSource[];
-  /** Most model requests to make (default 10). The calls of the last allowed request are returned unexecuted. */
+  /**
+   * Most model requests to make (default 10). The calls of the last allowed request are returned unexecuted. The
+   * shorthand of `stopWhen: stepCountIs(n)`, with its own finish reason, `'max_steps'`.
+   */
   maxSteps?: number;
+  /**
+   * Stops the loop after a step's model turn, before its tools run, when the condition (or any of the list) holds:
+   * `stepCountIs(n)`, `hasToolCall(name)`, `usageExceeds({ tokens, cost })`, `textIncludes(text)`, or a function of
+   * the `StopConditionState`. The result's `finishReason` is `'stop_condition'`, `stopCondition` its name, and
+   * the step's calls come back unexecuted. A turn without calls ends the loop as always.
+   */
+  stopWhen?: StopWhen<Request, Completion>;
   /** Return after the first step that calls tools, without running them, for the host to run. */
   passThroughToolCalls?: boolean;
   /** How many tools may run at once (unbounded by default); 1 when the request disallows parallel tool calls. */
@@ -222,7 +274,7 @@ export type StepFinishEvent<Request = unknown, Completion = unknown> = { type: '
   Completion
 >;
 
-/** The loop is done (the last event). */
+/** The loop is done or suspended (the last event). */
 export interface ToolLoopFinishEvent {
   type: 'finish';
   /** The last step. */
@@ -230,6 +282,21 @@ export interface ToolLoopFinishEvent {
   finishReason: ToolLoopFinishReason;
   /** Summed over all steps. */
   usage: Usage | undefined;
+  /** With `finishReason: 'stop_condition'`: the condition's name. */
+  stopCondition?: string;
+  /** Present when the loop suspended: why (`final()` holds the state). */
+  status?: LoopSuspension;
+}
+
+/**
+ * The loop suspends for a person's decision: the calls that need approval and the state to resume with (see
+ * {@link ToolLoopSuspended}). Followed by `finish`.
+ */
+export interface ApprovalRequestedEvent<Request = unknown, Message = unknown> {
+  type: 'approval.requested';
+  step: number;
+  pending: PendingToolCall[];
+  state: LoopState<Request, Message>;
 }
 
 /**
@@ -242,30 +309,51 @@ export type ToolLoopEvent<Request = unknown, Completion = unknown, Obj = unknown
   | WithStep<Exclude<NormalizedEvent, FinishEvent> | RetryEvent>
   | WithStep<ObjectEvent<Obj>>
   | StepFinishEvent<Request, Completion>
+  | ApprovalRequestedEvent<Request>
   | ToolLoopFinishEvent;
 
 /** Finish reasons of a turn cut short: its tool calls may hold partial arguments and never run. */
 const TRUNCATED: ReadonlySet<FinishReason> = new Set(['length', 'content_filter']);
 
 /**
- * Runs the tool loop to the end and resolves to its result. Rejects with an Ai4tsError whose `partial` is a
- * {@link ToolLoopPartial}; with an AbortError when `options.signal` aborts.
+ * Runs the tool loop to the end, or until it suspends, and resolves to its result. Rejects with an Ai4tsError whose
+ * `partial` is a {@link ToolLoopPartial}; with an AbortError when `options.signal` aborts.
  */
 export function runToolLoop<Request, Completion, Message>(
   adapter: ToolLoopAdapter<Request, Completion, Message>,
   request: Request,
   options: ToolLoopOptions<Request, Completion> = {},
 ): Promise<ToolLoopResult<Request, Completion, Message>> {
-  return runSteps(adapter, request, options, undefined, options.signal);
+  return runSteps(adapter, { request }, options, undefined, options.signal);
 }
 
 /**
- * The engine behind {@link runToolLoop} and `streamToolLoop`: `emit` receives the loop's events when streamed,
- * `signal` is the loop's own (the caller's signal, or one linked to it).
+ * Continues a suspended loop from its `state` (see {@link ToolLoopSuspended}): the suspended step's approved calls run
+ * with `options.tools`, denied ones are answered to the model as errors, the host's results are added, and the loop
+ * asks the model again. `options` are the loop's settings, given again (functions do not serialise). Rejects with a
+ * LoopStateError, before any call runs, when the state or the decisions do not check out.
+ */
+export function resumeToolLoop<Request, Completion, Message>(
+  adapter: ToolLoopAdapter<Request, Completion, Message>,
+  state: LoopState<Request, Message>,
+  decisions: ResumeDecisions,
+  options: ToolLoopOptions<Request, Completion> = {},
+): Promise<ToolLoopResult<Request, Completion, Message>> {
+  return runSteps(adapter, { state, decisions }, options, undefined, options.signal);
+}
+
+/** Where a loop starts: a request, or a suspended loop's state with the decisions on its pending calls. */
+export type LoopStart<Request, Message> =
+  | { request: Request; state?: undefined }
+  | { state: LoopState<Request, Message>; decisions: ResumeDecisions };
+
+/**
+ * The engine behind {@link runToolLoop}, {@link resumeToolLoop} and `streamToolLoop`: `emit` receives the loop's
+ * events when streamed, `signal` is the loop's own (the caller's signal, or one linked to it).
  */
 export async function runSteps<Request, Completion, Message>(
   adapter: ToolLoopAdapter<Request, Completion, Message>,
-  request: Request,
+  start: LoopStart<Request, Message>,
   options: ToolLoopOptions<Request, Completion>,
   emit: ((event: ToolLoopEvent<Request, Completion>) => void) | undefined,
   signal: AbortSignal | undefined,
@@ -281,13 +369,50 @@ export async function runSteps<Request, Completion, Message>(
   const steps: ToolLoopStep<Request, Completion>[] = [];
   let usage: Usage | undefined;
   let cost: Cost | undefined;
-  let messages: Message[] = [...adapter.getMessages(request)];
-  let current = request;
+  let current: Request;
+  let first = 1;
+  let messages: Message[];
+  if (start.state === undefined) current = start.request;
+  else {
+    const state = await checkState(start.state, adapter.protocol ?? 'custom', start.decisions);
+    if (ownTools.length > 0 && !adapter.withTools) throw new TypeError('This tool loop adapter cannot resume with tools');
+    current = adapter.withMessages(state.request, state.messages);
+    if (ownTools.length > 0) current = adapter.withTools?.(current, ownTools) ?? current;
+    ({ usage, cost } = state);
+    first = state.step + 1;
+  }
+  messages = [...adapter.getMessages(current)];
   let failed: { completion: Completion | undefined; text: string } = { completion: undefined, text: '' };
-  const traced = await traceLoop(adapter.telemetry?.(options.telemetry), request);
+  const traced = await traceLoop(adapter.telemetry?.(options.telemetry), current);
+  const toolHooks = (step: number) => ({
+    signal,
+    step,
+    concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
+    onToolCall: options.onToolCall && ((call: ValidToolCall) => options.onToolCall?.(call)),
+    onResult: emit && ((result: ToolResult) => emit(toolResultEvent(result, step))),
+    onProgress: emit && ((call: ToolCall, progress: ToolProgress) => emit(toolProgressEvent(call, progress, step))),
+    onToolStart: traced && ((call: ToolCall) => traceTool(traced.steps, call)),
+  });
 
   try {
-    for (let step = 1; ; step++) {
+    if (start.state !== undefined) {
+      // The suspended step ends first: its approved calls run, and every answer goes to the model in call order.
+      const { step, calls } = start.state;
+      const settled = await settleDecisions(calls, start.decisions, byName, step);
+      const hooks = toolHooks(step);
+      // The results kept in the state were reported when their calls ran; the decided ones are new.
+      for (const [index, result] of settled.results.entries()) if (result && !calls[index]?.result) hooks.onResult?.(result);
+      await runValidCalls(
+        settled.run,
+        { ...hooks, messages, concurrency: hooks.concurrency ?? Number.POSITIVE_INFINITY },
+        (index, result) => {
+          settled.results[index] = result;
+        },
+      );
+      messages.push(...adapter.toolMessages(settled.results.filter((result) => result !== undefined)));
+      current = adapter.withMessages(current, messages);
+    }
+    for (let step = first; ; step++) {
       if (signal?.aborted) throw abortError(signal);
       current = (await options.prepareStep?.({ step, request: current, steps })) ?? current;
       let sending = current;
@@ -323,10 +448,25 @@ export async function runSteps<Request, Completion, Message>(
       };
 
       const calls = turn.toolCalls;
+      const answered = calls.length === 0 || TRUNCATED.has(turn.finishReason);
+      const handedBack = passThroughToolCalls || calls.some((call) => isPassthrough(byName.get(call.name)));
+      // Asked only of a step whose calls would otherwise run: an answer, a hand-back or maxSteps end the loop anyway.
+      const stopCondition =
+        answered || handedBack || step >= maxSteps
+          ? undefined
+          : await stopConditionMet(options.stopWhen, {
+              step,
+              steps: [...steps, record],
+              toolCalls: record.toolCalls,
+              text: turn.text,
+              usage,
+              cost,
+            });
       let stop: ToolLoopFinishReason | undefined;
       let object: unknown;
       let rejected: Ai4tsError | undefined;
-      if (calls.length === 0 || TRUNCATED.has(turn.finishReason)) {
+      let suspended: ToolLoopSuspended<Request, Message> | undefined;
+      if (answered) {
         stop = turn.finishReason;
         const read = output ? await readOutput(output, turn) : { object: undefined };
         if ('object' in read) object = read.object;
@@ -336,21 +476,20 @@ export async function runSteps<Request, Completion, Message>(
           stop = undefined;
           messages.push(...adapter.repairMessages(completion, repairMessage(read.error)));
         } else rejected = read.error;
-      } else if (passThroughToolCalls || calls.some((call) => isPassthrough(byName.get(call.name))))
-        stop = 'tool_calls';
+      } else if (handedBack) stop = 'tool_calls';
       else if (step >= maxSteps) stop = 'max_steps';
+      else if (stopCondition !== undefined) stop = 'stop_condition';
       else {
-        record.toolResults = await executeToolCalls(calls, tools, {
-          signal,
-          step,
-          messages: sent,
-          concurrency: adapter.parallelToolCalls?.(current) === false ? 1 : concurrency,
-          onToolCall: options.onToolCall && ((call) => options.onToolCall?.(call)),
-          onResult: emit && ((result) => emit(toolResultEvent(result, step))),
-          onProgress: emit && ((call, progress) => emit(toolProgressEvent(call, progress, step))),
-          onToolStart: traced && ((call) => traceTool(traced.steps, call)),
-        });
-        messages.push(...adapter.toolMessages(record.toolResults));
+        const settled = await settleToolCalls(calls, tools, { ...toolHooks(step), messages: sent }, holdReason);
+        record.toolResults = settled.results.filter((result) => result !== undefined);
+        if (settled.held.length > 0) {
+          if (!adapter.stateRequest) throw new TypeError('This tool loop adapter cannot suspend a loop');
+          const request = adapter.stateRequest(adapter.withMessages(current, []));
+          const protocol = adapter.protocol ?? 'custom';
+          const { state, pending } = await suspend({ ...settled, protocol, step, request, messages, usage, cost, calls });
+          suspended = { status: state.status, pending, state };
+          stop = 'tool_calls';
+        } else messages.push(...adapter.toolMessages(record.toolResults));
       }
 
       steps.push(record);
@@ -358,9 +497,18 @@ export async function runSteps<Request, Completion, Message>(
       emit?.({ type: 'step.finish', ...record });
       if (rejected) throw rejected;
       if (stop !== undefined) {
-        emit?.({ type: 'finish', step, finishReason: stop, usage });
+        const ended = { completion, text: turn.text, messages, steps, usage, cost, finishReason: stop };
+        const named = stopCondition === undefined ? {} : { stopCondition };
+        if (suspended?.status === 'awaiting_approval') {
+          const { pending, state } = suspended;
+          emit?.({ type: 'approval.requested', step, pending, state });
+        }
+        const status = suspended ? { status: suspended.status } : {};
+        emit?.({ type: 'finish', step, finishReason: stop, usage, ...named, ...status });
         traced?.end({ steps: step, usage, cost, finishReason: stop, error: undefined });
-        return { completion, text: turn.text, messages, steps, usage, cost, finishReason: stop, object };
+        return suspended
+          ? { ...ended, object: undefined, ...suspended }
+          : { ...ended, ...named, object, status: 'done' };
       }
       current = adapter.withMessages(current, messages);
       failed = { completion: undefined, text: '' };
@@ -383,6 +531,18 @@ export async function runSteps<Request, Completion, Message>(
     traced?.end({ steps: steps.length, usage, cost, finishReason: undefined, error });
     throw error;
   }
+}
+
+/** Why a valid call waits instead of running: its tool needs approval for these arguments, or the host runs it. */
+async function holdReason(call: ValidToolCall): Promise<HoldReason | undefined> {
+  const { tool } = call;
+  if (tool.passThrough) return 'tool_result';
+  const { needsApproval } = tool;
+  const needs =
+    typeof needsApproval === 'function'
+      ? await needsApproval(call.args, { toolCallId: call.id, step: call.step })
+      : needsApproval === true;
+  return needs ? 'approval' : undefined;
 }
 
 /** A loop's span and the telemetry its steps and tools run under. */
@@ -468,8 +628,9 @@ function forwarder<Request, Completion>(
   };
 }
 
+/** A tool without `execute` nor `passThrough` hands its whole step back to the host (the loop's first passthrough). */
 function isPassthrough(tool: Tool | undefined): boolean {
-  return tool !== undefined && tool.execute === undefined;
+  return tool !== undefined && tool.execute === undefined && !tool.passThrough;
 }
 
 function toolResultEvent(result: ToolResult, step: number): WithStep<ToolResultEvent> {

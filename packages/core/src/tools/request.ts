@@ -7,10 +7,12 @@ import type { TelemetryOptions } from '../observe/telemetry.js';
 import type { RequestOptions } from '../transport/transport.js';
 import { isTool, type Tool } from './define.js';
 import type { ToolLoopOptions } from './loop.js';
+import type { ResumeDecisions } from './suspend.js';
 
 /** The names of the loop fields a request may carry. */
 export const LOOP_FIELDS = [
   'maxSteps',
+  'stopWhen',
   'passThroughToolCalls',
   'concurrency',
   'onStepFinish',
@@ -61,14 +63,26 @@ export function toolsOf(request: LoopRequestShape): Tool[] {
   return (request.tools ?? []).filter(isTool);
 }
 
-/** The loop options a request carries, with the caller's signal. */
-export function loopOptionsOf<
-  Request extends LoopFields<Request, Completion> & LoopRequestShape & SdkFields,
-  Completion,
->(request: Request, signal?: AbortSignal): ToolLoopOptions<Request, Completion> {
+/**
+ * What `resume` takes beside a suspended loop's state: the decisions on its pending calls, and the loop's settings
+ * given again, as the request carried them (functions do not serialise): `tools`, `stopWhen`, `maxSteps`, the hooks.
+ */
+export type LoopResumeOptions<Request = unknown, Completion = unknown> = ResumeDecisions &
+  LoopFields<Request, Completion> &
+  SdkFields & {
+    /** The loop's `defineTool` tools, as the request had them: the approved calls run with these. */
+    tools?: readonly Tool[];
+  };
+
+/** The loop options a request (or a resume's options) carries, with the caller's signal. */
+export function loopOptionsOf<Request, Completion>(
+  request: LoopFields<Request, Completion> & LoopRequestShape & SdkFields,
+  signal?: AbortSignal,
+): ToolLoopOptions<Request, Completion> {
   const options: ToolLoopOptions<Request, Completion> = { tools: toolsOf(request) };
   if (request.telemetry !== undefined) options.telemetry = request.telemetry;
   if (request.maxSteps !== undefined) options.maxSteps = request.maxSteps;
+  if (request.stopWhen !== undefined) options.stopWhen = request.stopWhen;
   if (request.passThroughToolCalls !== undefined) options.passThroughToolCalls = request.passThroughToolCalls;
   if (request.concurrency !== undefined) options.concurrency = request.concurrency;
   if (request.onStepFinish !== undefined) options.onStepFinish = request.onStepFinish;
@@ -80,6 +94,25 @@ export function loopOptionsOf<
   if (request.partialToolArguments !== undefined) options.partialToolArguments = request.partialToolArguments;
   if (signal !== undefined) options.signal = signal;
   return options;
+}
+
+/**
+ * The request as a suspended loop's state keeps it: a JSON copy without SDK fields, `defineTool` tools (the resume
+ * gives them again) and an emptied `tools`.
+ */
+export function stateRequestOf<Request extends object>(request: Request): Request {
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(request)) {
+    if (value === undefined || SDK_FIELD_SET.has(key)) continue;
+    if (key === 'tools' && Array.isArray(value)) {
+      const wire = value.filter((tool: unknown) => !isTool(tool));
+      if (wire.length > 0) kept.tools = wire;
+      continue;
+    }
+    kept[key] = value;
+  }
+  // A request is the protocol's JSON with the SDK's fields taken off: what remains is the same type, as JSON.
+  return JSON.parse(JSON.stringify(kept)) as Request;
 }
 
 /** The call's options with a request's own `telemetry` merged over theirs: what a plain request is sent with. */

@@ -8,11 +8,13 @@ import { emitByType } from '../internal/emit.js';
 import { EventStream } from '../stream.js';
 import {
   runSteps,
+  type LoopStart,
   type ToolLoopAdapter,
   type ToolLoopEvent,
   type ToolLoopOptions,
   type ToolLoopResult,
 } from './loop.js';
+import type { LoopState, ResumeDecisions } from './suspend.js';
 
 /** The handler map of a loop's events, for `on` / `once` / `off`. */
 export type ToolLoopEvents<Request = unknown, Completion = unknown> = HandlersOf<ToolLoopEvent<Request, Completion>>;
@@ -28,7 +30,7 @@ export class ToolLoopStream<Request, Completion, Message> extends EventStream<
 > {
   constructor(
     adapter: ToolLoopAdapter<Request, Completion, Message>,
-    request: Request,
+    start: LoopStart<Request, Message>,
     options: ToolLoopOptions<Request, Completion>,
   ) {
     const emitter = new EventEmitter<ToolLoopEvents<Request, Completion>>();
@@ -36,7 +38,7 @@ export class ToolLoopStream<Request, Completion, Message> extends EventStream<
       (push, signal) =>
         runSteps(
           adapter,
-          request,
+          start,
           options,
           (event) => {
             push(event);
@@ -56,7 +58,21 @@ export function streamToolLoop<Request, Completion, Message>(
   request: Request,
   options: ToolLoopOptions<Request, Completion> = {},
 ): ToolLoopStream<Request, Completion, Message> {
-  return new ToolLoopStream(adapter, request, options);
+  return new ToolLoopStream(adapter, { request }, options);
+}
+
+/**
+ * Resumes a suspended loop (see `resumeToolLoop`) as a {@link ToolLoopStream}: the resumed step's `tool.result`
+ * events first, then the next steps'. A state or decisions that do not check out reject `final()` with a
+ * LoopStateError before any call runs.
+ */
+export function streamResumeToolLoop<Request, Completion, Message>(
+  adapter: ToolLoopAdapter<Request, Completion, Message>,
+  state: LoopState<Request, Message>,
+  decisions: ResumeDecisions,
+  options: ToolLoopOptions<Request, Completion> = {},
+): ToolLoopStream<Request, Completion, Message> {
+  return new ToolLoopStream(adapter, { state, decisions }, options);
 }
 
 /**
