@@ -83,7 +83,7 @@ describe('logger', () => {
       ['info', 'ai4ts: request', 200, 0],
       ['warn', 'ai4ts: model call failed', undefined, undefined],
     ]);
-    expect(lines[4]?.[2]).toMatchObject({ protocol: 'messages', requestId: 'req_3', error: 'ApiError: boom' });
+    expect(lines[4]?.[2]).toMatchObject({ protocol: 'messages', requestId: 'req_3', error: 'ApiError: in-stream error, code api_error' });
     expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 

@@ -154,6 +154,8 @@ export class Transport {
       prices: this.#options.prices,
       secrets: this.secrets(options),
       middleware: this.#middleware,
+      signal: options.signal,
+      timeout: resolveTimeout('headers', options, this.#options),
     };
     return new ModelCall(protocol, body, context);
   }
@@ -170,11 +172,12 @@ export class Transport {
     if (!client && !options.telemetry && !requested) return undefined;
     const merged = { ...client, ...options.telemetry, ...requested };
     const server = this.#server(options);
+    const secrets = this.secrets(options);
     return () => {
       const api = loadOtel();
       return api instanceof Promise
-        ? api.then((loaded) => Telemetry.of(loaded, merged, this.provider.name, server))
-        : Telemetry.of(api, merged, this.provider.name, server);
+        ? api.then((loaded) => Telemetry.of(loaded, merged, this.provider.name, server, secrets))
+        : Telemetry.of(api, merged, this.provider.name, server, secrets);
     };
   }
 
