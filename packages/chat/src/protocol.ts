@@ -46,7 +46,11 @@ export const CHAT_PROTOCOL: ChatProtocol = {
   createBody: toCreateBody,
   streamBody: toStreamBody,
   createListener: (options, quirks) =>
-    new ChatStreamListener({ thinkTags: options?.thinkTags, finishOnDone: quirks.doneWithoutFinishReason }),
+    new ChatStreamListener({
+      thinkTags: options?.thinkTags,
+      finishOnDone: quirks.doneWithoutFinishReason,
+      finishOnEnd: quirks.endsWithoutDone,
+    }),
   parseCreated: (json, text) => {
     // The provider's completion is returned as sent; only its `choices` array is checked.
     if (!isChatCompletion(json)) throw new ProtocolError('The response is not a chat completion (no choices)', { line: text });
