@@ -9,7 +9,7 @@ import type { StreamEvent } from '../events.js';
 import { abortError, redactHeaders } from '../internal/fail.js';
 import { type Cost, costOf, type Prices, priceOf } from './cost.js';
 import { failureMessage } from './failure.js';
-import type { Log } from './logger.js';
+import { bodyText, type Log } from './logger.js';
 import type { EventEmitter } from 'eventemitter3';
 import { type EventTransform, type ModelContext, type ModelMiddleware, runMiddleware, transformEmits } from './middleware.js';
 import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
@@ -237,7 +237,7 @@ export class ModelCall<Final> implements RequestWatch {
       };
       if (cost) fields.cost = cost.total;
       log.write('info', 'model call completed', fields, this.#context.secrets);
-      if (log.bodies) log.write('debug', 'model call result', { result: final }, this.#context.secrets);
+      if (log.bodies) log.write('debug', 'model call result', { result: bodyText(final) }, this.#context.secrets);
     }
     return final;
   }
