@@ -47,6 +47,7 @@ const VALUES = [
   'ToolError',
   'ToolLoopStream',
   'Transport',
+  'UnknownFieldError',
   'collectChatCompletion',
   'collectMessage',
   'collectResponse',

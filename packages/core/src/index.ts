@@ -23,6 +23,7 @@ export {
   TimeoutError,
   type TimeoutPhase,
   ToolError,
+  UnknownFieldError,
 } from './errors.js';
 export {
   type ContentEvent,

@@ -9,6 +9,7 @@ import type * as z from 'zod';
 import type { SseEvent } from '@ai4ts/sse';
 import type { ModelCall, ModelProtocol } from './observe/call.js';
 import { sendCreate } from './internal/create.js';
+import { unknownFields } from './internal/fields.js';
 import { outputOf } from './output/output.js';
 import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
@@ -70,6 +71,11 @@ export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Strea
   /** The endpoint, relative to the provider's baseURL (`/chat/completions`). */
   readonly path: string;
   /**
+   * The fields of the protocol's request type (its wire fields and `telemetry`): with the loop's fields, what a
+   * request may name (`strictRequests`). A record typed by the request type's keys, so the compiler keeps it whole.
+   */
+  readonly requestFields: ReadonlySet<string>;
+  /**
    * The body the API receives, without `stream`: SDK fields left off, `defineTool` tools in the protocol's wire form,
    * a structured `output` asked for the protocol's way. Throws Ai4tsError for an invalid request.
    */
@@ -130,6 +136,7 @@ export class ProtocolService<
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   create(request: Request, options?: Options): Promise<Final>;
   async create(request: Request, options?: Options): Promise<Final | ToolLoopResult<LoopRequest, Final, Message>> {
+    this.#checkFields(request);
     if (outputOf(request)) return runToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
@@ -152,6 +159,7 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   stream(request: Request, options?: Options): Stream;
   stream(request: Request, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
+    this.#checkFields(request);
     if (outputOf(request)) {
       return streamToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     }
@@ -165,7 +173,8 @@ export class ProtocolService<
     options?: Options,
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
-  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+  async runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+    this.#checkFields(request);
     return runToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
   }
 
@@ -176,6 +185,7 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message> {
+    this.#checkFields(request);
     return streamToolLoop(this.loopAdapter(options), request, loopOptionsOf(request, options?.signal));
   }
 
@@ -183,6 +193,13 @@ export class ProtocolService<
    * The tool-loop adapter of one loop: each step one streamed request through {@link stream}'s path (so its
    * argument strings are kept exactly as streamed); `options` apply to every step, the loop's signal replacing theirs.
    */
+  /** Each field the protocol, the loop and the SDK do not know: refused or warned about by the transport. */
+  #checkFields(request: object): void {
+    for (const { field, suggestion } of unknownFields(request, this.definition.requestFields)) {
+      this.transport.unknownField(this.definition.name, field, suggestion);
+    }
+  }
+
   loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Final, Message> {
     const { definition, transport } = this;
     const turns = definition.loopTurns(transport.provider.quirks);

@@ -13,6 +13,7 @@ import {
   ProtocolError,
   requestIdOf,
   TimeoutError,
+  UnknownFieldError,
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
@@ -34,7 +35,7 @@ import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
 import type { ModelMiddleware } from '../observe/middleware.js';
-import { bodyText, type Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
+import { bodyText, Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
 import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry.js';
 
 /**
@@ -44,6 +45,13 @@ import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry
 export interface TransportOptions extends LogOptions, TimeoutOptions {
   /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
   provider?: ProviderName | ProviderPreset;
+  /**
+   * Refuse a request naming a field that is none of its protocol's, the loop's or the SDK's (`temprature`,
+   * `maxStep`) with {@link UnknownFieldError}, before anything is sent. Default false: each such field is warned
+   * about once (through the logger, or `console.warn` when no log is set up) and sent as written. A vendor's own
+   * field belongs in `extraBody`.
+   */
+  strictRequests?: boolean;
   /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
   baseURL?: string;
   /** Default: the preset's env var(s), read at request time through `globalThis.process?.env`. */
@@ -118,6 +126,8 @@ export class Transport {
   readonly #options: TransportOptions;
   readonly #log: Log | undefined;
   readonly #middleware: ModelMiddleware[] = [];
+  /** The unknown request fields already warned about: each once. */
+  readonly #warnedFields = new Set<string>();
 
   /**
    * Never throws for a missing key: the key is looked up at request time, so the env can be set later.
@@ -130,6 +140,22 @@ export class Transport {
     this.#log = resolveLog(options);
     const baseURL = options.baseURL ?? this.provider.baseURL;
     if (baseURL) parseBaseURL(baseURL);
+  }
+
+  /**
+   * A request names a field no protocol, loop or SDK field is (`suggestion`: the nearest known name): throws
+   * {@link UnknownFieldError} with `strictRequests`, else warns once per field and protocol.
+   */
+  unknownField(protocol: string, field: string, suggestion: string | undefined): void {
+    if (this.#options.strictRequests === true) throw new UnknownFieldError(protocol, field, suggestion);
+    const key = `${protocol}.${field}`;
+    if (this.#warnedFields.has(key)) return;
+    this.#warnedFields.add(key);
+    // A plain-JavaScript user with no log set up is the one who needs this most: then the console says it.
+    const options = this.#options;
+    const quiet = options.logger !== undefined || options.logLevel !== undefined || readEnv(['AI4TS_LOG']) !== undefined;
+    const log = this.#log ?? (quiet ? undefined : new Log(console, 'warn', false));
+    log?.write('warn', 'unknown request field', { protocol, field, suggestion }, []);
   }
 
   /**
