@@ -4,11 +4,12 @@
  * the browser platform the way an app would bundle them, run in Debian's Chromium (headless, driven by
  * playwright-core; no browser download).
  *
- * A node:http server on 127.0.0.1 serves a blank page, the bundles, and forwards `/v1/*` to the scripted model of
+ * A node:http server on 127.0.0.1 serves a blank page, the bundles, and forwards `/v1/*` and `/v1beta/*` (Gemini) to the scripted model of
  * @ai4ts/testing (same origin, so no CORS is involved). In the page, each bundle makes one streamed call (the text
  * must arrive in several deltas) and runs a streamed tool loop with two zod tools (three model requests, three tool
- * results, the scripted agent's answer): @ai4ts/chat, @ai4ts/responses and @ai4ts/messages each with the core
- * pieces and zod an app would import beside them, and `ai4ts` for all three protocols through `new Ai4ts()`.
+ * results, the scripted agent's answer): @ai4ts/chat, @ai4ts/responses, @ai4ts/messages and @ai4ts/gemini each with the core
+ * pieces and zod an app would import beside them, and `ai4ts` for the three OpenAI-style and Anthropic protocols
+ * through `new Ai4ts()` (one provider per client: Gemini's own preset is the @ai4ts/gemini bundle's).
  * @ai4ts/sse alone decodes the page's own streamed `fetch` with `parseSse`.
  * Exit 1 on any failure (a page error, a wrong answer, a bundle that does not build).
  */
@@ -32,6 +33,8 @@ const ENTRIES = {
     "export * from '@ai4ts/responses'; export { Transport, defineTool } from '@ai4ts/core'; export * as z from 'zod';",
   messages:
     "export * from '@ai4ts/messages'; export { Transport, defineTool } from '@ai4ts/core'; export * as z from 'zod';",
+  gemini:
+    "export * from '@ai4ts/gemini'; export { Transport, defineTool } from '@ai4ts/core'; export * as z from 'zod';",
   ai4ts: "export * from 'ai4ts'; export * as z from 'zod';",
 };
 
@@ -59,7 +62,7 @@ const modelUrl = new URL(model.url);
 
 const server = createServer((req, res) => {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  if (path.startsWith('/v1/')) {
+  if (path.startsWith('/v1/') || path.startsWith('/v1beta/')) {
     // Forward to the scripted model as bytes, streaming included.
     const upstream = httpRequest(
       { host: modelUrl.hostname, port: modelUrl.port, path: req.url, method: req.method, headers: req.headers },
@@ -177,6 +180,14 @@ async function inPage({ name, question }) {
     return summary(
       m.streamResponse(transport, { model, input: 'Hello?' }),
       m.streamResponsesToolLoop(transport, { model, input: question, tools, maxSteps: 5 }),
+    );
+  }
+  if (name === 'gemini') {
+    const transport = new m.Transport({ provider: 'gemini', baseURL: `${location.origin}/v1beta`, apiKey: 'browser-check' });
+    const contents = (text) => [{ role: 'user', parts: [{ text }] }];
+    return summary(
+      m.streamGenerateContent(transport, { model, contents: contents('Hello?') }),
+      m.streamGeminiToolLoop(transport, { model, contents: contents(question), tools, maxSteps: 5 }),
     );
   }
   const transport = new m.Transport({ provider: 'anthropic', baseURL, apiKey: 'browser-check' });

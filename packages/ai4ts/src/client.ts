@@ -1,6 +1,6 @@
 /**
- * The front door: one client per provider, with the three protocols behind one rule. `client.chat`,
- * `client.responses` and `client.messages` are the same {@link ProtocolClient}: a request whose `tools` hold a
+ * The front door: one client per provider, with the four protocols behind one rule. `client.chat`,
+ * `client.responses`, `client.messages` and `client.gemini` are the same {@link ProtocolClient}: a request whose `tools` hold a
  * `defineTool` tool, or that sets a loop field (`maxSteps`, `passThroughToolCalls`, `concurrency`, a hook, or a
  * structured `output` and its `repair`), runs the tool loop; any other request is one plain call. The second argument is the per-request options in
  * both modes (headers, timeouts, `signal`, `extraBody`), applied to every step of a loop.
@@ -26,6 +26,15 @@ import {
   Transport,
   type TransportOptions,
 } from '@ai4ts/core';
+import {
+  type Content,
+  type GeminiLoopRequest,
+  type GeminiRequestOptions,
+  GeminiService,
+  type GeminiStream,
+  type GenerateContentRequest,
+  type GenerateContentResponse,
+} from '@ai4ts/gemini';
 import {
   type Message,
   type MessageCreateParams,
@@ -63,11 +72,24 @@ export interface MessagesMiddlewareContext extends ModelContext {
   request: MessageCreateParams;
 }
 
-/** The context of a model request, narrowed by `protocol`. */
-export type MiddlewareContext = ChatMiddlewareContext | ResponsesMiddlewareContext | MessagesMiddlewareContext;
+/**
+ * What a middleware sees of a Gemini request: the request with its `model`, which is sent in the URL (a middleware
+ * that changes it changes the URL).
+ */
+export interface GeminiMiddlewareContext extends ModelContext {
+  readonly protocol: 'gemini';
+  request: GenerateContentRequest;
+}
 
-/** The result of one model request: a chat completion, a response or a message. */
-export type ModelResult = ChatCompletion | ResponseObject | Message;
+/** The context of a model request, narrowed by `protocol`. */
+export type MiddlewareContext =
+  | ChatMiddlewareContext
+  | ResponsesMiddlewareContext
+  | MessagesMiddlewareContext
+  | GeminiMiddlewareContext;
+
+/** The result of one model request: a chat completion, a response, a message or a Gemini response. */
+export type ModelResult = ChatCompletion | ResponseObject | Message | GenerateContentResponse;
 
 /**
  * A middleware around each model request of every protocol ({@link Ai4ts.use}): change `ctx.request` (or replace
@@ -181,6 +203,16 @@ export type MessagesClient = ProtocolClient<
   MessageParam
 >;
 
+/** Gemini's native `generateContent` behind the front door. */
+export type GeminiClient = ProtocolClient<
+  GenerateContentRequest,
+  GeminiLoopRequest,
+  GeminiRequestOptions,
+  GenerateContentResponse,
+  GeminiStream,
+  Content
+>;
+
 /** OpenAI Responses behind the front door, with the Responses API's own calls beside `create` and `stream`. */
 export class ResponsesClient extends ProtocolClient<
   ResponseCreateParams,
@@ -217,6 +249,8 @@ export class Ai4ts {
   readonly responses: ResponsesClient;
   /** Anthropic Messages. */
   readonly messages: MessagesClient;
+  /** Gemini's native API (`provider: 'gemini'`). */
+  readonly gemini: GeminiClient;
 
   constructor(options: Ai4tsOptions = {}) {
     const transport = new Transport(options);
@@ -224,6 +258,7 @@ export class Ai4ts {
     this.chat = new ProtocolClient(new ChatService(transport));
     this.responses = new ResponsesClient(transport);
     this.messages = new ProtocolClient(new MessagesService(transport));
+    this.gemini = new ProtocolClient(new GeminiService(transport));
   }
 
   /**

@@ -19,6 +19,8 @@ export {
   type ChatClient,
   type ChatMiddlewareContext,
   createClient,
+  type GeminiClient,
+  type GeminiMiddlewareContext,
   type MessagesClient,
   type MessagesMiddlewareContext,
   type Middleware,
@@ -34,8 +36,12 @@ export {
 
 // Transport and providers: where requests go, with which retries and timeouts.
 export {
+  type AccessToken,
+  type AccessTokenSource,
   type Backoff,
   DEFAULT_TIMEOUTS,
+  type GoogleCredentials,
+  googleAccessToken,
   type OnRetry,
   PROVIDERS,
   type ProviderName,
@@ -49,6 +55,8 @@ export {
   type Timeouts,
   Transport,
   type TransportOptions,
+  type VertexOptions,
+  vertex,
 } from '@ai4ts/core';
 
 // Errors: every error a call throws is an Ai4tsError; `partial` holds what arrived before it.
@@ -236,3 +244,35 @@ export {
   MessageStreamListener,
   type MessageStreamListenerOptions,
 } from '@ai4ts/messages';
+
+// Gemini (`client.gemini`).
+export {
+  type Candidate,
+  type CollectGeminiOptions,
+  type Content,
+  collectGemini,
+  type FunctionCall,
+  type FunctionDeclaration,
+  type FunctionResponse,
+  GEMINI_PROTOCOL,
+  type GeminiFinishReason,
+  type GeminiLoopRequest,
+  type GeminiRequestOptions,
+  GeminiService,
+  GeminiStream,
+  type GeminiStreamEvents,
+  GeminiStreamListener,
+  type GeminiStreamListenerOptions,
+  type GeminiTool,
+  type GeminiToolLoopEvent,
+  type GeminiToolLoopResult,
+  type GeminiToolLoopStream,
+  type GenerateContentRequest,
+  type GenerateContentResponse,
+  type GenerationConfig,
+  isGenerateContentResponse,
+  type Part,
+  PromptBlockedError,
+  toGeminiTool,
+  type UsageMetadata,
+} from '@ai4ts/gemini';

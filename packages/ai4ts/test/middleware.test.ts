@@ -12,6 +12,7 @@ import {
   TimeoutError,
   defineTool,
   isChatCompletion,
+  isGenerateContentResponse,
   isMessage,
   type Middleware,
   type ModelResult,
@@ -201,6 +202,17 @@ function redactResult(result: ModelResult): ModelResult {
       ...result,
       content: result.content.map((block) => (isKnownBlock(block) && block.type === 'text' ? { ...block, text: redact(block.text) } : block)),
     };
+  if (isGenerateContentResponse(result))
+    return {
+      ...result,
+      candidates: result.candidates?.map((candidate) => ({
+        ...candidate,
+        content: candidate.content && {
+          ...candidate.content,
+          parts: candidate.content.parts.map((part) => (typeof part.text === 'string' ? { ...part, text: redact(part.text) } : part)),
+        },
+      })),
+    };
   const output = result.output.map((item) =>
     item.type === 'message'
       ? { ...item, content: item.content.map((part) => (part.type === 'output_text' ? { ...part, text: redact(part.text) } : part)) }
@@ -238,6 +250,8 @@ const wordFilter: Middleware = async (ctx, next) => {
 function textOf(result: ModelResult): string | null {
   if (isChatCompletion(result)) return result.choices[0]?.message.content ?? null;
   if (isMessage(result)) return result.content.flatMap((block) => (isKnownBlock(block) && block.type === 'text' ? [block.text] : [])).join('');
+  if (isGenerateContentResponse(result))
+    return (result.candidates?.[0]?.content?.parts ?? []).flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('');
   return result.output_text;
 }
 

@@ -20,6 +20,10 @@ const VALUES = [
   'ConnectionError',
   'DEFAULT_PRICES',
   'DEFAULT_TIMEOUTS',
+  'GEMINI_PROTOCOL',
+  'GeminiService',
+  'GeminiStream',
+  'GeminiStreamListener',
   'MESSAGES_PROTOCOL',
   'MessageStream',
   'MessageStreamListener',
@@ -29,6 +33,7 @@ const VALUES = [
   'OutputRefusalError',
   'OutputValidationError',
   'PROVIDERS',
+  'PromptBlockedError',
   'ProtocolClient',
   'ProtocolError',
   'RESPONSES_PROTOCOL',
@@ -49,11 +54,14 @@ const VALUES = [
   'Transport',
   'UnknownFieldError',
   'collectChatCompletion',
+  'collectGemini',
   'collectMessage',
   'collectResponse',
   'createClient',
   'defineTool',
+  'googleAccessToken',
   'isChatCompletion',
+  'isGenerateContentResponse',
   'isKnownBlock',
   'isMessage',
   'isResponseObject',
@@ -66,7 +74,9 @@ const VALUES = [
   'structuredOutput',
   'toAnthropicTool',
   'toChatTool',
+  'toGeminiTool',
   'toResponsesTool',
+  'vertex',
 ];
 
 /** Values that belong to @ai4ts/sse, @ai4ts/core/internal or a protocol package's builders, not to the front door. */
@@ -85,6 +95,7 @@ const PLUMBING = [
   'collectInto',
   'runToolLoop',
   'streamChatCompletion',
+  'streamGenerateContent',
   'RESUMABLE_HEADER',
 ];
 

@@ -8,7 +8,7 @@
 import type * as z from 'zod';
 import type { SseEvent } from '@ai4ts/sse';
 import type { ModelCall, ModelProtocol } from './observe/call.js';
-import { sendCreate } from './internal/create.js';
+import { type Endpoint, endpointOf, type Route, sendCreate } from './internal/create.js';
 import { unknownFields } from './internal/fields.js';
 import { outputOf } from './output/output.js';
 import type { OutputLoopStream } from './tools/stream.js';
@@ -68,13 +68,23 @@ export type StepHandle<Final> = StreamEventSource & {
  */
 export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Stream, Options extends RequestOptions>
   extends ModelProtocol<Final> {
-  /** The endpoint, relative to the provider's baseURL (`/chat/completions`). */
+  /**
+   * The endpoint, relative to the provider's baseURL (`/chat/completions`); a template when {@link endpoint} fills it
+   * from the request (`/models/{model}:generateContent`).
+   */
   readonly path: string;
   /**
    * The fields of the protocol's request type (its wire fields and `telemetry`): with the loop's fields, what a
    * request may name (`strictRequests`). A record typed by the request type's keys, so the compiler keeps it whole.
    */
   readonly requestFields: ReadonlySet<string>;
+  /**
+   * Where one request goes when that depends on the request (Gemini: the model is in the path, not the body, and a
+   * stream is another method with `alt=sse`): its path, query and the body the API receives, from the request as the
+   * middleware left it (which still has the model, for middleware, spans and cost), streamed or not. Absent:
+   * {@link path}, no query, the request as the body.
+   */
+  endpoint?(request: Record<string, unknown>, stream: boolean): Endpoint;
   /**
    * The body the API receives, without `stream`: SDK fields left off, `defineTool` tools in the protocol's wire form,
    * a structured `output` asked for the protocol's way. Throws Ai4tsError for an invalid request.
@@ -141,7 +151,7 @@ export class ProtocolService<
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
     const body = definition.createBody(definition.toWireRequest(request, quirks), quirks);
-    return sendCreate(transport, definition, definition.path, body, callOptionsOf(request, options ?? {}), {
+    return sendCreate(transport, definition, routeOf(definition, false), body, callOptionsOf(request, options ?? {}), {
       listener: () => definition.createListener(options, quirks),
       parse: (json, text) => definition.parseCreated(json, text),
     });
@@ -257,18 +267,25 @@ export class ProtocolService<
     const quirks = transport.provider.quirks;
     const body = definition.streamBody(wire, quirks);
     const listener = definition.createListener(options, quirks);
+    const route = routeOf(definition, true);
     return this.openStream(body, sent, listener, (call, requestOptions) => async (attempt) => {
-      const stream = await transport.stream(definition.path, {
-        body: call.body,
-        options: { ...requestOptions, ...attempt },
-        watch: call,
-      });
+      const to = endpointOf(route, call.body, { ...requestOptions, ...attempt });
+      const stream = await transport.stream(to.path, { body: to.body, options: to.options, watch: call });
       // Some servers ignore `stream: true` and answer one JSON result: read it as a single event.
       const type = stream.response.headers.get('content-type');
       const json = definition.acceptsJsonStream && type?.includes('application/json');
       return json ? wholeBody(stream.response) : stream;
     });
   }
+}
+
+/** A definition's route for a plain or a streamed request: its fixed path, or its endpoint of each request. */
+function routeOf(
+  definition: { path: string; endpoint?(request: Record<string, unknown>, stream: boolean): Endpoint },
+  stream: boolean,
+): Route {
+  const { endpoint } = definition;
+  return endpoint ? (request) => endpoint.call(definition, request, stream) : definition.path;
 }
 
 /** A JSON body as one SSE event; a read that breaks is readInto's to report, like a broken stream. */

@@ -3,6 +3,8 @@ import {
   isTool,
   type JsonSchema,
   ToolContent,
+  ToolError,
+  validateToolCall,
 } from '@ai4ts/core';
 import { toChatTool } from '@ai4ts/chat';
 import { toAnthropicTool } from '@ai4ts/messages';
@@ -120,6 +122,45 @@ describe('defineJsonSchemaTool', () => {
     const open = defineJsonSchemaTool({ name: 'open', parameters: {} });
     expect(open.jsonSchema).toEqual({ type: 'object' });
     expect((await open.validate([1])).success).toBe(false);
+  });
+});
+
+describe('a schema the validator cannot evaluate', () => {
+  const cycles: Record<string, JsonSchema> = {
+    'the root referring to itself': { type: 'object', $ref: '#' },
+    'two $defs referring to each other': {
+      type: 'object',
+      properties: { x: { $ref: '#/$defs/a' } },
+      $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } },
+    },
+  };
+  for (const [name, parameters] of Object.entries(cycles))
+    it(`a $ref cycle (${name}) is a clear error of that tool, never a RangeError; other tools still run`, async () => {
+      const loop = defineJsonSchemaTool({ name: 'loop', parameters, execute: () => 'ran' });
+      const fine = defineJsonSchemaTool({ name: 'fine', parameters: { type: 'object' }, execute: () => 'ran' });
+      const checked = await validateToolCall({ id: 'c1', name: 'loop', arguments: '{"x":1}' }, [loop, fine]);
+      expect(checked).toBeInstanceOf(ToolError);
+      expect((checked as ToolError).message).toMatch(/^Tool "loop" cannot validate its arguments: .*its schema has a \$ref cycle/);
+      const [failed, ran] = await executeToolCalls(
+        [
+          { id: 'c1', name: 'loop', arguments: '{"x":1}' },
+          { id: 'c2', name: 'fine', arguments: '{}' },
+        ],
+        [loop, fine],
+      );
+      expect(failed).toMatchObject({ isError: true, toolCallId: 'c1' });
+      expect(ran).toMatchObject({ isError: false, output: 'ran' });
+    });
+
+  it('an unresolvable $ref is a clear error of that tool', async () => {
+    const tool = defineJsonSchemaTool({
+      name: 'dangling',
+      parameters: { type: 'object', properties: { x: { $ref: '#/$defs/missing' } } },
+      execute: () => 'ran',
+    });
+    const checked = await validateToolCall({ id: 'c1', name: 'dangling', arguments: '{"x":1}' }, [tool]);
+    expect(checked).toBeInstanceOf(ToolError);
+    expect((checked as ToolError).message).toMatch(/^Tool "dangling" cannot validate its arguments: .*Unresolved \$ref/);
   });
 });
 

@@ -5,7 +5,7 @@ describe('provider presets', () => {
   it('covers every vendor the SDK promises', () => {
     const names: ProviderName[] = [
       'openai', 'azure', 'deepseek', 'qwen', 'dashscope', 'zhipu', 'moonshot', 'doubao', 'minimax', 'baichuan',
-      'hunyuan', 'lingyi', 'ollama', 'vllm', 'openrouter', 'groq', 'xai', 'anthropic', 'openai-compatible',
+      'hunyuan', 'lingyi', 'ollama', 'vllm', 'openrouter', 'groq', 'xai', 'anthropic', 'gemini', 'openai-compatible',
     ];
     expect(Object.keys(PROVIDERS).sort()).toEqual([...names].sort());
   });
@@ -31,6 +31,37 @@ describe('provider presets', () => {
     expect(PROVIDERS.azure.query['api-version']).toBeTruthy();
     expect(PROVIDERS.anthropic).toMatchObject({ auth: 'x-api-key', headers: { 'anthropic-version': '2023-06-01' } });
     expect(PROVIDERS['openai-compatible'].apiKeyEnv).toEqual([]);
+    expect(PROVIDERS.gemini).toMatchObject({
+      baseURL: 'https://generativelanguage.googleapis.com/v1beta',
+      auth: 'x-goog-api-key',
+      apiKeyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+      protocol: 'gemini',
+    });
+  });
+
+  it('gemini sends the key as x-goog-api-key, and a log line redacts it', async () => {
+    const KEY = 'AIza-secret-key-123';
+    const inits: RequestInit[] = [];
+    const lines: string[] = [];
+    const write = (...args: unknown[]) => lines.push(args.map((arg) => JSON.stringify(arg)).join(' '));
+    const transport = new Transport({
+      provider: 'gemini',
+      apiKey: KEY,
+      maxRetries: 0,
+      logLevel: 'debug',
+      logBodies: true,
+      logger: { debug: write, info: write, warn: write, error: write },
+      fetch: async (_input, init) => {
+        inits.push(init);
+        return new Response('{}', { headers: { 'content-type': 'application/json' } });
+      },
+    });
+    await transport.json('/models/gemini-2.5-flash:generateContent', { method: 'POST', body: { contents: [] } });
+    const headers = new Headers(inits[0]?.headers);
+    expect(headers.get('x-goog-api-key')).toBe(KEY);
+    expect(headers.get('authorization')).toBeNull();
+    expect(lines.join('\n')).toContain('"x-goog-api-key":"[redacted]"');
+    expect(lines.join('\n')).not.toContain(KEY);
   });
 
   it('resolveProvider returns a copy of a named preset and a given preset as is', () => {

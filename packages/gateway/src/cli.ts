@@ -20,7 +20,8 @@ function isProviderName(name: string): name is ProviderName {
 }
 
 const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
-                    | --provider NAME | --routes FILE) [--upstream-model M] [--port N] [--host 127.0.0.1]
+                    | --provider NAME | --routes FILE) [--upstream-model M] [--on-unsupported drop|refuse]
+                   [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
                    [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
@@ -60,6 +61,9 @@ Options:
                          the protocol the provider at --upstream speaks
   --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
   --upstream-model M     the model name sent to a provider (default: the client's)
+  --on-unsupported drop|refuse
+                         a request field the provider's protocol lacks: sent without it and named in
+                         x-ai4ts-dropped (drop, the default), or a 400 naming it (refuse)
   --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
@@ -123,6 +127,7 @@ function parse() {
         'upstream-protocol': { type: 'string' },
         provider: { type: 'string' },
         'upstream-model': { type: 'string' },
+        'on-unsupported': { type: 'string' },
         routes: { type: 'string' },
         resumable: { type: 'boolean' },
         'access-log': { type: 'boolean' },
@@ -177,6 +182,9 @@ if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages'].include
 if (upstream && (dialect === undefined) === (upstreamProtocol === undefined))
   fail('--upstream needs --dialect (a daemon) or --upstream-protocol (a provider)');
 if (provider !== undefined && !Object.hasOwn(PROVIDERS, provider)) fail(`--provider: unknown preset ${provider}`);
+const onUnsupported = values['on-unsupported'];
+if (onUnsupported !== undefined && onUnsupported !== 'drop' && onUnsupported !== 'refuse')
+  fail('--on-unsupported must be drop or refuse');
 const port = Number(values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port is not a port: ${values.port}`);
 
@@ -281,6 +289,7 @@ const gateway = await listenGateway({
     : {}),
   ...(provider !== undefined && isProviderName(provider) ? { provider } : {}),
   ...(values['upstream-model'] === undefined ? {} : { upstreamModel: values['upstream-model'] }),
+  ...(onUnsupported === 'drop' || onUnsupported === 'refuse' ? { onUnsupported } : {}),
   ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
   resumable: values.resumable === true,
   store: await streamStore(),

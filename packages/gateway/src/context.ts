@@ -15,6 +15,7 @@ import { MemoryStreamStore } from './state/memory.js';
 import type { StreamStore } from './state/store.js';
 import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
 import { type RouteSpec, Router } from './upstreams/router.js';
+import type { OnUnsupported } from './upstreams/targets.js';
 import { type ResolvedUpstreamTimeouts, resolveUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
 
 /** Options of {@link createGateway}: the gateway in front of daemons and providers. */
@@ -35,6 +36,11 @@ export interface GatewayOptions {
   provider?: ProviderName | ProviderPreset;
   /** The model name sent to a provider upstream; the client's by default. */
   upstreamModel?: string;
+  /**
+   * What the upstream above does with a request field its protocol has no equivalent for: `'drop'` (the default)
+   * sends the rest and names the field in `x-ai4ts-dropped`; `'refuse'` answers a 400 naming it. Routes set their own.
+   */
+  onUnsupported?: OnUnsupported;
   /** Routes by model pattern, tried in order before the upstream above (docs/gateway.md, "Routing"). */
   routes?: readonly RouteSpec[];
   /** Bearer token(s) clients must send. Omit for no auth (then keep the gateway on 127.0.0.1). */
@@ -85,11 +91,12 @@ export interface UpstreamRetry {
 
 /** The default route of the options: the upstream they name, for any model. */
 function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
-  const { upstream, dialect, upstreamProtocol, provider, upstreamToken, upstreamModel } = options;
-  if (provider !== undefined) return { model: '*', provider, upstreamToken, upstreamModel };
+  const { upstream, dialect, upstreamProtocol, provider, upstreamToken, upstreamModel, onUnsupported } = options;
+  if (provider !== undefined) return { model: '*', provider, upstreamToken, upstreamModel, onUnsupported };
   if (upstream === undefined) return undefined;
   if (dialect !== undefined) return { model: '*', upstream, dialect, upstreamToken };
-  if (upstreamProtocol !== undefined) return { model: '*', upstream, protocol: upstreamProtocol, upstreamToken, upstreamModel };
+  if (upstreamProtocol !== undefined)
+    return { model: '*', upstream, protocol: upstreamProtocol, upstreamToken, upstreamModel, onUnsupported };
   throw new RangeError('upstream needs a dialect (a daemon) or an upstreamProtocol (a provider)');
 }
 
@@ -140,9 +147,10 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     router,
     auth,
     secrets: [...auth.secrets, ...router.secrets],
+    // Only what a POST would route: `daemon` is not listed when no route serves it.
     models: [
       ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
-    ],
+    ].filter((model) => router.pick(model) !== undefined),
     cors: Boolean(options.cors),
     headers,
     heartbeatMs: options.heartbeatMs,

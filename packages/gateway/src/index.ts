@@ -16,7 +16,7 @@ export { DEFAULT_MAX_CONCURRENT_STREAMS } from './http/limits.js';
 export { DEFAULT_UPSTREAM_TIMEOUTS, type ResolvedUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
 export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './codecs/chat.js';
 export type { GatewayProtocol } from './codecs/neutral.js';
-export type { UpstreamSpec } from './upstreams/targets.js';
+export type { OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
 export type { RouteSpec } from './upstreams/router.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';

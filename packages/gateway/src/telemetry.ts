@@ -127,8 +127,9 @@ export class RequestSpan {
 
   /**
    * Ends the span with what the access log knows of the request (its status, model, upstream, ids; never a key or
-   * content), and records its duration. A 5xx is an error (status ERROR, `error.type` the status code); a 4xx is the
-   * client's, as the HTTP conventions have it for a server.
+   * content), and records its duration. A 5xx is an error (status ERROR, `error.type` the status code), and so is a
+   * stream that failed after its 200 (`error.type` its error code); a 4xx is the client's, as the HTTP conventions have
+   * it for a server.
    */
   end(entry: AccessLogEntry): void {
     const span = this.#span;
@@ -142,8 +143,10 @@ export class RequestSpan {
     if (entry.streamId !== undefined) span.setAttribute('ai4ts.gateway.stream_id', entry.streamId);
     if (entry.resumed) span.setAttribute('ai4ts.gateway.resumed', true);
     if (entry.error !== undefined) span.setAttribute('ai4ts.error.code', entry.error);
-    if (entry.status >= 500) {
-      const type = String(entry.status);
+    // A 200 with an error is a stream that failed after its first message: an error as a 5xx is.
+    const failedStream = entry.status < 400 && entry.error !== undefined;
+    if (entry.status >= 500 || failedStream) {
+      const type = failedStream ? String(entry.error) : String(entry.status);
       span.setAttribute('error.type', type);
       span.setStatus({ code: this.#api.SpanStatusCode.ERROR, message: type });
       metric['error.type'] = type;

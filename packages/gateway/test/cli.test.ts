@@ -87,6 +87,7 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
         '--upstream-protocol chat|responses|messages',
         '--provider NAME',
         '--upstream-model M',
+        '--on-unsupported drop|refuse',
         '--routes FILE',
         '--resumable',
         '--access-log',
@@ -306,6 +307,14 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       expect(code).toBe(2);
       expect(stderr).toContain(cases[i]?.[1]);
     });
+  });
+
+  it('refuses to start with --provider anthropic and no ANTHROPIC_API_KEY, as with an unset keyEnv', async () => {
+    const { code, stderr } = await finish(
+      run(['--provider', 'anthropic', '--port', '0'], { ANTHROPIC_API_KEY: '', AI4TS_UPSTREAM_TOKEN: '' }),
+    );
+    expect(code).toBe(2);
+    expect(stderr).toContain('The anthropic preset needs an API key: set ANTHROPIC_API_KEY, or give upstreamToken');
   });
 
   it('exits with status 2 and the usage for bad arguments', async () => {

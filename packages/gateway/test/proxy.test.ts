@@ -282,7 +282,7 @@ describe('requests', () => {
       [{ messages: ASK.messages }, 'model'],
       [{ model: 'm', messages: 'hi' }, 'messages'],
       [{ ...ASK, stream: 'yes' }, 'stream'],
-      [{ model: 'm', messages: [{ role: 'user', content: 42 }] }, 'messages.0.content'],
+      [{ model: 'm', messages: [{ role: 'user', content: 42 }] }, 'messages[0].content'],
     ];
     for (const [body, param] of cases) {
       const response = await chat(body);

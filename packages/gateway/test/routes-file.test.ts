@@ -52,6 +52,14 @@ describe('the routing file', () => {
     ]);
   });
 
+  it('reads onUnsupported on provider routes, and names a bad value', () => {
+    const file = '{"routes": [{ "model": "fast", "upstream": "https://api.groq.com/openai/v1", "protocol": "chat", "onUnsupported": "refuse" }]}';
+    expect(readRoutes(file, ENV)).toEqual([
+      { model: 'fast', upstream: 'https://api.groq.com/openai/v1', protocol: 'chat', upstreamToken: undefined, upstreamModel: undefined, onUnsupported: 'refuse' },
+    ]);
+    expect(() => readRoutes(file.replace('"refuse"', '"ignore"'), ENV)).toThrow(/routes\.0\.onUnsupported .*Invalid option/);
+  });
+
   it('names the bad field and its line, in either format', () => {
     const badJson = JSON_FILE.replace('"protocol": "chat"', '"protocol": "grpc"');
     expect(() => readRoutes(badJson, ENV, 'json')).toThrow(

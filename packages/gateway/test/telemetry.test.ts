@@ -3,7 +3,7 @@
  * caller's W3C `traceparent`, and the upstream call's `chat {model}` span under it, for a provider of each protocol
  * and for a daemon, streamed and not; an upstream's failure recorded with its type; no key, and no content by default.
  */
-import { type ListeningGateway, listenGateway, type GatewayOptions } from '@ai4ts/gateway';
+import { type AccessLogEntry, type GatewayOptions, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -234,12 +234,19 @@ describe('failures', () => {
     expect(server.attributes).toMatchObject({ 'http.response.status_code': 502, 'error.type': '502', 'ai4ts.error.code': expect.any(String) });
   });
 
-  it('an error in the middle of a stream fails the upstream span; the reply had begun (200) and carries it', async () => {
+  it('an error in the middle of a stream fails the upstream span and the server span; the log names it', async () => {
     const { exporter, telemetry } = otel();
     const model = await mockModel([
       { content: ANSWER, streamError: { message: 'The model is overloaded', type: 'overloaded_error' } },
     ]);
-    const proxy = await gateway({ upstream: model.baseURL, upstreamProtocol: 'messages', upstreamToken: UPSTREAM_KEY, telemetry });
+    const log: AccessLogEntry[] = [];
+    const proxy = await gateway({
+      upstream: model.baseURL,
+      upstreamProtocol: 'messages',
+      upstreamToken: UPSTREAM_KEY,
+      telemetry,
+      log: (entry) => log.push(entry),
+    });
     const answer = await ask(proxy, 'chat', true);
     expect(answer.status).toBe(200);
     expect(answer.text).toContain('overloaded');
@@ -248,7 +255,10 @@ describe('failures', () => {
     expect(upstream.status).toMatchObject({ code: SpanStatusCode.ERROR, message: expect.stringContaining('overloaded') });
     expect(upstream.attributes).toMatchObject({ 'error.type': 'ApiError', 'ai4ts.error.code': 'overloaded_error' });
     expect(upstream.attributes['gen_ai.response.time_to_first_chunk']).toEqual(expect.any(Number));
-    expect(server.status).toEqual({ code: SpanStatusCode.UNSET });
+    // The reply had begun (200), and it failed: the server span says so, as the access log does.
+    expect(server.status).toEqual({ code: SpanStatusCode.ERROR, message: 'overloaded_error' });
+    expect(server.attributes).toMatchObject({ 'http.response.status_code': 200, 'error.type': 'overloaded_error' });
+    expect(log).toEqual([expect.objectContaining({ status: 200, error: 'overloaded_error' })]);
   });
 
   it('a client that leaves mid-stream ends the upstream span as aborted', async () => {

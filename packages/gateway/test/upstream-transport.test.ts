@@ -5,7 +5,7 @@
  * Each upstream is a real node:http server on 127.0.0.1 that answers from a script, one entry per request.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { ProviderPreset } from '@ai4ts/core';
+import { type ProviderPreset, vertex } from '@ai4ts/core';
 import { type GatewayOptions, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { sendSse, serve, sseText } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -185,6 +185,11 @@ describe('provider upstreams through core Transport', () => {
       'Hello from Chat',
     );
     expect(chatUpstream.seen[0]?.path).toBe('/v1/chat/completions');
+  });
+
+  it('refuses an upstream preset with access tokens (Vertex AI), whose tokens its redaction would not know', async () => {
+    const provider = vertex({ project: 'p', location: 'us-east5', publisher: 'anthropic' });
+    await expect(gatewayOf({ provider })).rejects.toThrow('authenticates with access tokens');
   });
 
   // The codecs make their listeners through the protocol's definition, with the upstream preset's quirks: a daemon

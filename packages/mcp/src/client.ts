@@ -6,10 +6,12 @@
 import {
   Ai4tsError,
   ConnectionError,
+  type Logger,
   type Tool,
   type ToolContext,
   type ToolSource,
 } from '@ai4ts/core';
+import { isRecord, truncate } from '@ai4ts/core/internal';
 import { defineJsonSchemaTool } from '@ai4ts/core/json-schema';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -18,8 +20,10 @@ import {
   McpError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
+  ToolSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
+import * as z from 'zod';
 import { fromMcpResult } from './content.js';
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -44,8 +48,20 @@ export interface McpHttpOptions extends McpCommonOptions {
 export interface McpCommonOptions {
   /** The name this client gives the server (`clientInfo.name`); "ai4ts" by default. */
   clientName?: string;
-  /** Milliseconds a tool call may run before it fails and is cancelled (60 000 by default, the SDK's own default). */
+  /**
+   * Milliseconds a tool call may run before it fails and is cancelled, and a `tools/list` page may take (60 000 by
+   * default, the SDK's own default).
+   */
   timeout?: number;
+  /** The most `tools/list` pages read in one listing (100 by default); a server that pages on gets a warning. */
+  maxListPages?: number;
+  /** The most tools kept from one listing (1,000 by default); the rest are left out with a warning. */
+  maxTools?: number;
+  /**
+   * Where warnings about the server's tools go (a tool dropped as malformed, a name made unique, a listing cut
+   * short): its `warn`. `console` by default.
+   */
+  logger?: Logger;
 }
 
 /** What {@link connectMcp} takes: a command (stdio) or a URL (HTTP). */
@@ -62,6 +78,20 @@ export interface McpToolsOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_LIST_PAGES = 100;
+const DEFAULT_MAX_TOOLS = 1_000;
+
+/**
+ * One `tools/list` page, read leniently: the SDK's `listTools` rejects the whole listing when one tool is malformed,
+ * so each tool is checked on its own (with the SDK's `ToolSchema`) and a bad one is dropped by name.
+ */
+const ToolPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/** A tool as listed, with the check of its structured results when it declares an `outputSchema`. */
+interface ListedTool {
+  tool: McpTool;
+  checkOutput: ((structured: unknown) => string | undefined) | undefined;
+}
 
 /**
  * Connects to an MCP server and resolves once the MCP handshake is done.
@@ -91,12 +121,20 @@ export class McpClient implements ToolSource, AsyncDisposable {
   /** The client of `#connection` once open. */
   #client: Client | undefined;
   /** The server's tools as last listed; undefined until listed and after `list_changed` or a reconnect. */
-  #listed: Promise<McpTool[]> | undefined;
+  #listed: Promise<ListedTool[]> | undefined;
   /** The default view ({@link tools} without options) of `#listed`, so each step need not build validators again. */
-  #defaultTools: { from: Promise<McpTool[]>; tools: Promise<Tool[]> } | undefined;
+  #defaultTools: { from: Promise<ListedTool[]>; tools: Promise<Tool[]> } | undefined;
+  /** Checks structured results against a tool's `outputSchema`, as the SDK's `listTools` would have set up. */
+  readonly #validator = new CfWorkerJsonSchemaValidator();
   #closed = false;
 
+  /** @throws RangeError when `timeout`, `maxListPages` or `maxTools` is not a positive number (an integer for the two). */
   constructor(options: McpConnectOptions) {
+    const { timeout, maxListPages, maxTools } = options;
+    if (timeout !== undefined && !(timeout > 0)) throw new RangeError('MCP timeout must be > 0 ms');
+    for (const [name, value] of Object.entries({ maxListPages, maxTools }))
+      if (value !== undefined && !(Number.isInteger(value) && value > 0))
+        throw new RangeError(`MCP ${name} must be a positive integer`);
     this.#options = options;
   }
 
@@ -114,7 +152,12 @@ export class McpClient implements ToolSource, AsyncDisposable {
 
   /**
    * The server's tools as ai4ts tools, listed when first asked and again after the server says the list changed.
-   * Names are the server's (with `prefix`), any character a model API refuses replaced by `_`, cut to 64.
+   * Names are the server's (with `prefix`), any character a model API refuses replaced by `_`, cut to 64; two that
+   * end up alike are told apart by a suffix (`_2`, `_3`...) with a warning, and calls still go to the server's name.
+   * A malformed tool is left out with a warning naming it; the listing stops at `maxListPages`, `maxTools` or a
+   * repeated cursor, with a warning.
+   *
+   * @throws (rejects with) ConnectionError when the server cannot be reached or its answer is no tool list at all.
    */
   async tools(options: McpToolsOptions = {}): Promise<Tool[]> {
     const listed = this.#list();
@@ -139,34 +182,38 @@ export class McpClient implements ToolSource, AsyncDisposable {
     return this.close();
   }
 
-  async #toTools(listed: Promise<McpTool[]>, { prefix = '', include, exclude }: McpToolsOptions): Promise<Tool[]> {
+  async #toTools(listed: Promise<ListedTool[]>, { prefix = '', include, exclude }: McpToolsOptions): Promise<Tool[]> {
     const chosen = (await listed).filter(
-      (tool) => (include === undefined || include.includes(tool.name)) && !exclude?.includes(tool.name),
+      ({ tool }) => (include === undefined || include.includes(tool.name)) && !exclude?.includes(tool.name),
     );
     const timeout = this.#options.timeout ?? DEFAULT_TIMEOUT_MS;
-    return chosen.map((tool) =>
-      defineJsonSchemaTool({
-        name: toolName(prefix + tool.name),
+    const names = uniqueToolNames(chosen.map(({ tool }) => tool.name), prefix);
+    return chosen.map((listedTool, index) => {
+      const { tool } = listedTool;
+      const wanted = toolName(prefix + tool.name);
+      const name = names[index] ?? wanted;
+      if (name !== wanted) this.#warn(`tool "${tool.name}" is called "${name}": "${wanted}" is taken`, tool.name);
+      // The listing checked the schema (an object schema, as MCP requires) and the options their numbers.
+      return defineJsonSchemaTool({
+        name,
         ...(tool.description === undefined ? {} : { description: tool.description }),
         parameters: tool.inputSchema,
         timeout,
-        execute: (args, context) => this.#call(tool.name, args, context, timeout),
-      }),
-    );
+        execute: (args, context) => this.#call(listedTool, args, context, timeout),
+      });
+    });
   }
 
-  #list(): Promise<McpTool[]> {
+  #list(): Promise<ListedTool[]> {
     if (this.#listed) return this.#listed;
-    const listed = this.connect().then(async (client) => {
-      const tools: McpTool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      return tools;
-    });
+    const listed = this.connect()
+      .then((client) => this.#listPages(client))
+      .catch((error: unknown) => {
+        if (error instanceof ConnectionError) throw error;
+        throw new ConnectionError(`MCP server ${this.#label()}: could not list its tools: ${messageOf(error)}`, {
+          cause: error,
+        });
+      });
     this.#listed = listed;
     listed.catch(() => {
       if (this.#listed === listed) this.#listed = undefined;
@@ -174,8 +221,68 @@ export class McpClient implements ToolSource, AsyncDisposable {
     return listed;
   }
 
+  /** Reads `tools/list` page by page, within the page, tool and cursor bounds; each tool checked on its own. */
+  async #listPages(client: Client): Promise<ListedTool[]> {
+    const { timeout = DEFAULT_TIMEOUT_MS, maxListPages = DEFAULT_MAX_LIST_PAGES, maxTools = DEFAULT_MAX_TOOLS } = this.#options;
+    const tools: ListedTool[] = [];
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    let index = 0;
+    for (let pages = 1; ; pages++) {
+      const params = cursor === undefined ? {} : { cursor };
+      // Read as any JSON, then checked here, so a malformed page is named in this package's words.
+      const answer = await client.request({ method: 'tools/list', params }, z.unknown(), { timeout });
+      const read = ToolPageSchema.safeParse(answer);
+      if (!read.success)
+        throw new ConnectionError(`MCP server ${this.#label()}: could not list its tools: the answer is no tool list: ${issuesOf(read.error)}`);
+      const page = read.data;
+      for (const entry of page.tools) {
+        index++;
+        const parsed = ToolSchema.safeParse(entry);
+        if (parsed.success) tools.push({ tool: parsed.data, checkOutput: this.#outputCheck(parsed.data) });
+        else {
+          const name = isRecord(entry) && typeof entry.name === 'string' ? entry.name : undefined;
+          const which = name === undefined ? `#${index}` : `"${name}"`;
+          this.#warn(`tool ${which} dropped: ${issuesOf(parsed.error)}`, name);
+        }
+      }
+      if (tools.length > maxTools) {
+        this.#warn(`the server lists more than ${maxTools} tools (maxTools); kept the first ${maxTools}`);
+        return tools.slice(0, maxTools);
+      }
+      cursor = page.nextCursor;
+      if (cursor === undefined) return tools;
+      if (cursors.has(cursor)) {
+        this.#warn(`tools/list repeated the cursor "${truncate(cursor, 100)}"; the listing ends there`);
+        return tools;
+      }
+      if (pages >= maxListPages) {
+        this.#warn(`tools/list stopped after ${maxListPages} pages (maxListPages); the server offers more`);
+        return tools;
+      }
+      cursors.add(cursor);
+    }
+  }
+
+  /** The check of a tool's structured results, when it declares an `outputSchema` (MCP requires them to match). */
+  #outputCheck(tool: McpTool): ListedTool['checkOutput'] {
+    const schema = tool.outputSchema;
+    if (schema === undefined) return undefined;
+    let validate: ReturnType<CfWorkerJsonSchemaValidator['getValidator']> | undefined;
+    return (structured) => {
+      try {
+        validate ??= this.#validator.getValidator(schema);
+        const { valid, errorMessage } = validate(structured);
+        return valid ? undefined : `its structured result does not match the tool's output schema: ${errorMessage}`;
+      } catch (error) {
+        return `its output schema cannot be evaluated: ${messageOf(error)}`;
+      }
+    };
+  }
+
   /** Calls a tool; the tool's signal cancels the request (the SDK sends `notifications/cancelled`). */
-  async #call(name: string, args: Record<string, unknown>, context: ToolContext, timeout: number) {
+  async #call({ tool, checkOutput }: ListedTool, args: Record<string, unknown>, context: ToolContext, timeout: number) {
+    const { name } = tool;
     const client = await this.connect();
     let result: CallToolResult;
     try {
@@ -195,6 +302,13 @@ export class McpClient implements ToolSource, AsyncDisposable {
       // is the transport failing (a refused connection, a session the server no longer knows): start afresh.
       if (!context.signal.aborted && !(error instanceof McpError)) this.#drop(client);
       throw new Ai4tsError(`MCP server ${this.#label()}: ${messageOf(error)}`, { cause: error });
+    }
+    if (checkOutput && !result.isError) {
+      const problem =
+        result.structuredContent === undefined
+          ? "it has an output schema, and its result holds no structured content"
+          : checkOutput(result.structuredContent);
+      if (problem !== undefined) throw new Ai4tsError(`MCP server ${this.#label()}: tool "${name}": ${problem}`);
     }
     return fromMcpResult(result);
   }
@@ -263,6 +377,19 @@ export class McpClient implements ToolSource, AsyncDisposable {
     client.close().catch(() => {});
   }
 
+  /** Tells the logger (console by default) what was done to the server's tools; a broken logger changes nothing. */
+  #warn(message: string, tool?: string): void {
+    const label = this.#label();
+    try {
+      (this.#options.logger ?? console).warn(`ai4ts: MCP server ${label}: ${message}`, {
+        server: label,
+        ...(tool === undefined ? {} : { tool }),
+      });
+    } catch {
+      // A warning must not break the listing it reports on.
+    }
+  }
+
   #label(): string {
     const options = this.#options;
     return 'command' in options ? `"${options.command}"` : `at ${redactUrl(options.url)}`;
@@ -272,6 +399,34 @@ export class McpClient implements ToolSource, AsyncDisposable {
 /** A tool name every protocol accepts: `[a-zA-Z0-9_-]`, 1 to 64 characters. */
 function toolName(name: string): string {
   return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || '_';
+}
+
+/** zod's issues on one line, without its bullets. */
+function issuesOf(error: z.ZodError): string {
+  return z.prettifyError(error).replace(/✖\s*/g, '').replace(/\n\s*/g, '; ');
+}
+
+/**
+ * The names of `names` (the server's, after `prefix`) as tools: model-safe and unique. A name that sanitising leaves
+ * unchanged keeps it (first come); any other that lands on a taken name gets the first free suffix `_2`, `_3`...
+ */
+function uniqueToolNames(names: readonly string[], prefix: string): string[] {
+  const taken = new Set<string>();
+  const unique: (string | undefined)[] = names.map((name) => {
+    const safe = toolName(prefix + name);
+    if (toolName(name) !== name || taken.has(safe)) return undefined;
+    taken.add(safe);
+    return safe;
+  });
+  return names.map((name, index) => {
+    const kept = unique[index];
+    if (kept !== undefined) return kept;
+    const safe = toolName(prefix + name);
+    let candidate = safe;
+    for (let n = 2; taken.has(candidate); n++) candidate = `${safe.slice(0, 64 - `_${n}`.length)}_${n}`;
+    taken.add(candidate);
+    return candidate;
+  });
 }
 
 /** The URL without credentials or a query (which may hold a key). */

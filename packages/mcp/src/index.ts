@@ -13,4 +13,5 @@ export {
   type McpToolsOptions,
 } from './client.js';
 export { fromMcpResult, toMcpResult } from './content.js';
+export type { McpHttpGuardOptions } from './guard.js';
 export { type ServedMcp, serveMcp, type ServeMcpOptions } from './server.js';

@@ -116,7 +116,8 @@ describe('serveMcp, called by the official SDK client', { timeout: 30_000 }, () 
   });
 
   it('over the fetch handler: the same server, Request in and Response out, one session per client', async () => {
-    served = serveMcp(tools, { name: 'ai4ts-tools', version: '1.2.3' });
+    // A host name other than this machine's must be allowed (DNS rebinding protection, serve-guard.test.ts).
+    served = serveMcp(tools, { name: 'ai4ts-tools', version: '1.2.3', allowedHosts: ['edge.example'] });
     const handler = served;
     client = new Client({ name: 'test', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL('http://edge.example/mcp'), {

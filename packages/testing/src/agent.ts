@@ -13,6 +13,7 @@
  * `function_call_output` items or Messages `tool_result` blocks, whichever route was called.
  */
 import { type ChatMessage, isChatBody } from './chat.js';
+import type { GeminiContent, GeminiPart } from './gemini.js';
 import type { MessagesInputMessage } from './messages.js';
 import type { ResponsesInputItem } from './responses.js';
 import type { MockRequestBody, MockScriptContext } from './server.js';
@@ -77,7 +78,32 @@ interface ToolResultMessage {
 function toolResultsOf(context: MockScriptContext): ToolResultMessage[] {
   if (context.protocol === 'chat') return chatToolResults(context.body.messages);
   if (context.protocol === 'responses') return responsesToolResults(context.body.input);
+  if (context.protocol === 'gemini') return geminiToolResults(context.body.contents);
   return messagesToolResults(context.body.messages);
+}
+
+/**
+ * The `functionResponse` parts since the user's last question, each joined to the `functionCall` it answers (by id
+ * when both have one, else the next unanswered call of its name in the model turn before it).
+ */
+function geminiToolResults(contents: readonly GeminiContent[]): ToolResultMessage[] {
+  const lastUser = contents.findLastIndex((c) => c.role !== 'model' && c.parts.some((part) => part.functionResponse === undefined));
+  const results: ToolResultMessage[] = [];
+  let calls: NonNullable<GeminiPart['functionCall']>[] = [];
+  for (const content of contents.slice(lastUser + 1)) {
+    if (content.role === 'model') calls = content.parts.flatMap((part) => (part.functionCall ? [part.functionCall] : []));
+    for (const part of content.parts) {
+      const response = part.functionResponse;
+      if (!response) continue;
+      const at = calls.findIndex((call) => call.name === response.name && (response.id === undefined || call.id === response.id));
+      const call = calls[at];
+      if (!call) continue;
+      calls.splice(at, 1);
+      const output = isRecord(response.response) ? (response.response.output ?? response.response.error) : response.response;
+      results.push({ name: call.name, args: call.args ?? {}, content: textOf(output) });
+    }
+  }
+  return results;
 }
 
 /** The tool results since the last user message, each joined to the call it answers. */

@@ -1,13 +1,24 @@
 /**
- * A scripted model server on 127.0.0.1 that speaks Chat Completions, Responses and Messages from one script: real
- * sockets, real SSE, realistic fragmentation. For tests, examples and `npm start`. This file routes; chat.ts,
- * responses.ts and messages.ts write the protocols.
+ * A scripted model server on 127.0.0.1 that speaks Chat Completions, Responses, Messages and Gemini from one script:
+ * real sockets, real SSE, realistic fragmentation. For tests, examples and `npm start`. This file routes; chat.ts,
+ * responses.ts, messages.ts and gemini.ts write the protocols.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
 import { type ChatRequestBody, chatCompletion, chatEvents, isChatBody } from './chat.js';
 import { seededRandom } from './fragment.js';
+import {
+  type GeminiRender,
+  type GeminiRequestBody,
+  geminiError,
+  geminiEvents,
+  geminiPrompt,
+  geminiRequestProblem,
+  geminiResponse,
+  geminiRoute,
+  geminiTurn,
+} from './gemini.js';
 import {
   isMessagesBody,
   type MessagesRequestBody,
@@ -28,8 +39,8 @@ import {
 } from './responses.js';
 import { type MockTurn, type RenderContext, type ResolvedTurn, resolveTurn } from './turn.js';
 
-/** The body of a request to any of the three model routes. */
-export type MockRequestBody = ChatRequestBody | ResponsesRequestBody | MessagesRequestBody;
+/** The body of a request to any of the model routes. */
+export type MockRequestBody = ChatRequestBody | ResponsesRequestBody | MessagesRequestBody | GeminiRequestBody;
 
 interface ScriptContextBase {
   /** Which model request this is, whatever its protocol, counted from 1 since the server started. */
@@ -44,7 +55,8 @@ interface ScriptContextBase {
 export type MockScriptContext =
   | (ScriptContextBase & { protocol: 'chat'; body: ChatRequestBody })
   | (ScriptContextBase & { protocol: 'responses'; body: ResponsesRequestBody })
-  | (ScriptContextBase & { protocol: 'messages'; body: MessagesRequestBody });
+  | (ScriptContextBase & { protocol: 'messages'; body: MessagesRequestBody })
+  | (ScriptContextBase & { protocol: 'gemini'; body: GeminiRequestBody; model: string });
 
 /**
  * Decides the model's turn from the request: a function, or a list of turns answered in order (request N, of any
@@ -81,6 +93,8 @@ export interface MockModel {
   url: string;
   /** `http://127.0.0.1:<port>/v1`: what an OpenAI client takes as `baseURL`. */
   baseURL: string;
+  /** `http://127.0.0.1:<port>/v1beta`: what a Gemini client takes as `baseURL` (the `gemini` preset's shape). */
+  geminiBaseURL: string;
   /** Every request received, in arrival order. */
   requests: RecordedRequest[];
   /** Stops the server and drops open connections. */
@@ -89,8 +103,9 @@ export interface MockModel {
 
 /**
  * Starts a scripted model. Serves `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/responses`
- * (OpenAI Responses) and `POST /v1/messages` (Anthropic Messages), each streamed when `stream: true`, from the
- * same script, and `GET /v1/models`.
+ * (OpenAI Responses) and `POST /v1/messages` (Anthropic Messages), each streamed when `stream: true`, and
+ * `POST /v1beta/models/{model}:generateContent` / `:streamGenerateContent?alt=sse` (Gemini), from the same script,
+ * and `GET /v1/models`.
  *
  * @example
  * const model = await startMockModel({ script: [{ content: 'Hello!' }] });
@@ -102,6 +117,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   const { script, seed = 1, models = ['mock-model'], port = 0 } = options;
   const requests: RecordedRequest[] = [];
   const stored = new StoredResponses();
+  /** Every Gemini thought signature given, which a Gemini 3 request must send back unchanged. */
+  const signatures = new Set<string>();
   let steps = 0;
 
   const server = createServer((req, res) => {
@@ -149,6 +166,33 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
       const turn = messagesTurn(await turnFor(script, { protocol: 'messages', body, step, headers }), body);
       return answer(res, renderers.messages, body, turn, step, seed);
     }
+    const gemini = req.method === 'POST' ? geminiRoute(path) : undefined;
+    if (gemini && (gemini.method === 'generateContent' || gemini.method === 'streamGenerateContent')) {
+      const problem = geminiRequestProblem(body, gemini.model, signatures);
+      if (problem !== undefined) return sendJson(res, 400, geminiError(400, problem));
+      const geminiBody = body as GeminiRequestBody;
+      const step = ++steps;
+      const context = { protocol: 'gemini' as const, body: geminiBody, model: gemini.model, step, headers };
+      const scripted = geminiTurn(await turnFor(script, context));
+      const render: GeminiRender = {
+        model: gemini.model,
+        scriptedIds: new Set((scripted.toolCalls ?? []).flatMap((call) => (call.id === undefined ? [] : [call.id]))),
+        issued: signatures,
+        scripted,
+      };
+      const streamed = gemini.method === 'streamGenerateContent';
+      if (streamed && new URL(req.url ?? '/', 'http://localhost').searchParams.get('alt') !== 'sse') {
+        return sendJson(res, 400, geminiError(400, 'This scripted model streams Gemini as SSE only: add alt=sse'));
+      }
+      const renderer: Renderer<GeminiRequestBody> = {
+        answerId: (n) => `gemini-mock-${n}`,
+        callIdPrefix: 'call_',
+        prompt: geminiPrompt,
+        json: (turn, b, ctx) => geminiResponse(turn, b, ctx, render),
+        events: (turn, b, ctx, error) => geminiEvents(turn, b, ctx, render, error),
+      };
+      return answer(res, renderer, { ...geminiBody, stream: streamed }, scripted, step, seed);
+    }
     sendError(res, path, 404, `No route for ${req.method} ${path}`, 'not_found');
   }
 
@@ -162,6 +206,7 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   return {
     url,
     baseURL: `${url}/v1`,
+    geminiBaseURL: `${url}/v1beta`,
     requests,
     close: () =>
       new Promise<void>((resolve, reject) => {
@@ -289,6 +334,7 @@ function sendJson(res: ServerResponse, status: number, value: unknown) {
 
 /** An error body in the shape of the protocol the path belongs to: Anthropic's on /v1/messages, OpenAI's elsewhere. */
 function sendError(res: ServerResponse, path: string, status: number, message: string, type?: string) {
+  if (path.startsWith('/v1beta/')) return sendJson(res, status, geminiError(status, message));
   if (path === '/v1/messages') return sendJson(res, status, messagesError(messagesErrorType(status), message));
   const standard = openAIErrorOf(status);
   sendJson(res, status, { error: { message, type: type ?? standard.type, param: null, code: type ? null : standard.code } });

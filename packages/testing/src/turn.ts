@@ -4,8 +4,8 @@
  */
 import { asciiJson } from './fragment.js';
 
-/** The three wire protocols the scripted model speaks. */
-export type MockProtocol = 'chat' | 'responses' | 'messages';
+/** The wire protocols the scripted model speaks. */
+export type MockProtocol = 'chat' | 'responses' | 'messages' | 'gemini';
 
 /** A tool call the scripted model makes. */
 export interface MockToolCall {
@@ -55,6 +55,10 @@ export interface MockTurn {
   usage?: MockUsage;
   /** Wait this long before each streamed event. */
   chunkDelayMs?: number;
+  /** Gemini: the prompt is blocked with this `promptFeedback.blockReason` (`SAFETY`, ...): no candidate comes. */
+  blockReason?: string;
+  /** Gemini: the candidate's `finishMessage` (a refusal's text goes here). */
+  finishMessage?: string;
   /** Answer with this HTTP status and body instead (body default: the protocol's own error object). */
   httpError?: { status: number; body?: unknown };
   /** Streaming: after the turn's deltas, send this error the protocol's way and end the stream. */

@@ -48,6 +48,7 @@ describe('one script, three protocols', () => {
     model = await startMockModel({
       script: (_body, context) => {
         if (context.protocol === 'responses') lengths.push(typeof context.body.input === 'string' ? -1 : context.body.input.length);
+        else if (context.protocol === 'gemini') lengths.push(context.body.contents.length);
         else lengths.push(context.body.messages.length);
         return {};
       },

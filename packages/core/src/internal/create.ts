@@ -7,13 +7,38 @@ import type { ModelProtocol } from '../observe/call.js';
 import type { RequestOptions, Transport } from '../transport/transport.js';
 
 /**
+ * Where one request goes and what the API receives, from the request as the middleware left it: Gemini's model is
+ * in the URL, not the body. `body` absent: the request as it is; `query` goes over the caller's.
+ */
+export interface Endpoint {
+  path: string;
+  query?: Record<string, string> | undefined;
+  body?: Record<string, unknown> | undefined;
+}
+
+/** A fixed path, or the endpoint of each request (see {@link Endpoint}). */
+export type Route = string | ((request: Record<string, unknown>) => Endpoint);
+
+/** The endpoint of `request` by `route`, and the options it is sent with. */
+export function endpointOf<O extends RequestOptions>(
+  route: Route,
+  request: Record<string, unknown>,
+  options: O,
+): { path: string; body: Record<string, unknown>; options: O } {
+  if (typeof route === 'string') return { path: route, body: request, options };
+  const { path, query, body = request } = route(request);
+  return { path, body, options: query ? { ...options, query: { ...options.query, ...query } } : options };
+}
+
+/**
  * One non-streaming model request of any protocol, watched as a model call ({@link Transport.call}): POST `body`
- * to `path`, then {@link readCreated}. `options` are the call's (a request's own `telemetry` merged in).
+ * (as the middleware leaves it) where `route` says, then {@link readCreated}. `options` are the call's (a request's
+ * own `telemetry` merged in).
  */
 export function sendCreate<Final>(
   transport: Transport,
   protocol: ModelProtocol<Final>,
-  path: string,
+  route: Route,
   body: Record<string, unknown>,
   options: RequestOptions,
   reader: Pick<CreatedReader<Final>, 'listener' | 'parse'>,
@@ -21,8 +46,8 @@ export function sendCreate<Final>(
   const call = transport.call(protocol, body, options);
   return call.run(() =>
     withOwnSignal(options.signal, async (signal) => {
-      const sent = { ...options, signal };
-      const response = await transport.request(path, { method: 'POST', body: call.body, options: sent, watch: call });
+      const to = endpointOf(route, call.body, { ...options, signal });
+      const response = await transport.request(to.path, { method: 'POST', body: to.body, options: to.options, watch: call });
       return readCreated(response, { ...reader, signal, secrets: transport.secrets(options) });
     }),
   );

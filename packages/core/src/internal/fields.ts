@@ -1,18 +1,19 @@
 /**
  * The request-field check behind `strictRequests`: a field that is none of the protocol's (the keys of its request
- * type, kept by the compiler in the protocol's types.ts), the loop's or the SDK's is a typo to report.
+ * type, kept by the compiler in the protocol's types.ts) nor the SDK's (the loop's and `telemetry`) is a typo to
+ * report.
  */
-import { LOOP_FIELDS } from '../tools/request.js';
+import { SDK_FIELD_SET } from '../tools/request.js';
 
-/** The request's fields that none of `known` nor the loop's fields name, each with the nearest known name. */
+/** The request's fields that none of `known` nor the SDK's fields name, each with the nearest known name. */
 export function unknownFields(
   request: object,
   known: ReadonlySet<string>,
 ): { field: string; suggestion: string | undefined }[] {
   const unknown = [];
   for (const field of Object.keys(request)) {
-    if (known.has(field) || (LOOP_FIELDS as readonly string[]).includes(field)) continue;
-    unknown.push({ field, suggestion: nearest(field, [...known, ...LOOP_FIELDS]) });
+    if (known.has(field) || SDK_FIELD_SET.has(field)) continue;
+    unknown.push({ field, suggestion: nearest(field, [...known, ...SDK_FIELD_SET]) });
   }
   return unknown;
 }

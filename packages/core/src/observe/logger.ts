@@ -6,6 +6,7 @@
 import { Ai4tsError } from '../errors.js';
 import { redact } from '../internal/fail.js';
 import { readEnv } from '../transport/env.js';
+import { AUTH_HEADERS } from '../transport/providers.js';
 
 /** Anything with these four methods: `console`, pino, winston, or your own. */
 export interface Logger {
@@ -94,12 +95,12 @@ export function bodyText(body: unknown): string {
 }
 
 /** Header names that carry credentials: never logged, whatever the level. */
-const AUTH_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'proxy-authorization', 'cookie']);
+const CREDENTIAL_HEADERS = new Set<string>([...Object.values(AUTH_HEADERS), 'proxy-authorization', 'cookie']);
 
 /** Headers as a plain object for a log line, credentials replaced by `[redacted]`. */
 export function loggableHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of headers) out[name] = AUTH_HEADERS.has(name) ? '[redacted]' : value;
+  for (const [name, value] of headers) out[name] = CREDENTIAL_HEADERS.has(name) ? '[redacted]' : value;
   return out;
 }
 

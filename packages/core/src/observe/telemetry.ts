@@ -72,6 +72,8 @@ const PROVIDER_NAMES: Record<string, string> = {
   xai: 'x_ai',
   qwen: 'alibaba.dashscope',
   dashscope: 'alibaba.dashscope',
+  vertex: 'gcp.vertex_ai',
+  'vertex-anthropic': 'gcp.vertex_ai',
 };
 
 /** Bucket boundaries the conventions advise for `gen_ai.client.token.usage`. */

@@ -7,7 +7,7 @@ import { TimeoutError, ToolError } from '../errors.js';
 import { abortError } from '../internal/fail.js';
 import { NEVER } from '../internal/signal.js';
 import { type ToolResultPart, ToolContent, textOf } from './content.js';
-import type { Tool, ToolArgumentIssue, ToolContext, ToolProgress } from './define.js';
+import type { Tool, ToolArgumentIssue, ToolContext, ToolProgress, ToolValidation } from './define.js';
 
 /** A tool call as the model produced it. */
 export interface ToolCall {
@@ -147,7 +147,13 @@ export async function validateToolCall(
   } catch (error) {
     return fail(`Invalid JSON in the arguments of tool "${call.name}": ${messageOf(error)}`, error);
   }
-  const parsed = await tool.validate(json);
+  let parsed: ToolValidation<unknown>;
+  try {
+    parsed = await tool.validate(json);
+  } catch (error) {
+    // A schema that cannot be evaluated fails this tool's calls, never the turn or the loop.
+    return fail(`Tool "${call.name}" cannot validate its arguments: ${messageOf(error)}`, error);
+  }
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue: ToolArgumentIssue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
     return fail(`Invalid arguments for tool "${call.name}": ${issues.join('; ')}`, parsed.error);

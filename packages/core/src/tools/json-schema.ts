@@ -57,10 +57,28 @@ export function defineJsonSchemaTool<Result = unknown>(
   const schema: JsonSchema = { type: 'object', ...rest };
   const validator = new Validator(parameters, draftOf($schema), false);
   return buildTool(definition, schema, async (args): Promise<ToolValidation<Record<string, unknown>>> => {
-    const { valid, errors } = validator.validate(args);
+    const { valid, errors } = evaluate(validator, args);
     if (valid && isRecord(args)) return { success: true, data: args };
     return { success: false, error: { issues: valid ? [{ path: [], message: 'must be an object' }] : issuesOf(errors) } };
   });
+}
+
+/**
+ * The validator's verdict. A schema it cannot evaluate throws: an unresolvable `$ref` says so, and a `$ref` cycle
+ * that never reaches a keyword recurses until the stack ends, which is named here rather than left a RangeError.
+ */
+function evaluate(validator: Validator, args: unknown): { valid: boolean; errors: readonly OutputUnit[] } {
+  try {
+    return validator.validate(args);
+  } catch (error) {
+    const reason =
+      error instanceof RangeError
+        ? 'the validator ran out of stack: its schema has a $ref cycle that never reaches a value, or the arguments nest too deep'
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    throw new TypeError(reason, { cause: error });
+  }
 }
 
 /** The draft a `$schema` URI names; 2020-12 (MCP's default dialect) when absent or unknown. */

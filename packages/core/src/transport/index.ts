@@ -6,6 +6,7 @@ export {
   type ProtocolName,
   type ProviderQuirks,
   resolveProvider,
+  type WireRequest,
 } from './providers.js';
 export {
   type Backoff,
@@ -29,8 +30,17 @@ export {
   type TimeoutOptions,
   type Timeouts,
 } from './timeouts.js';
+export { type AccessToken, type AccessTokenSource, TOKEN_REFRESH_MARGIN_MS } from './token.js';
 export {
   type RequestOptions,
   Transport,
   type TransportOptions,
 } from './transport.js';
+export {
+  type GoogleCredentials,
+  googleAccessToken,
+  VERTEX_ANTHROPIC_VERSION,
+  type VertexOptions,
+  type VertexPublisher,
+  vertex,
+} from './vertex.js';

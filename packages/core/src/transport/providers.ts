@@ -3,15 +3,33 @@
  * environment, and the stream quirks the protocol layers must respect.
  */
 import { Ai4tsError } from '../errors.js';
+import type { AccessTokenSource } from './token.js';
 
 /**
  * The wire protocols ai4ts speaks, each defined once in its package (`CHAT_PROTOCOL`, ...): the one list a preset,
  * the gateway and the front door name them by.
  */
-export type ProtocolName = 'chat' | 'responses' | 'messages';
+export type ProtocolName = 'chat' | 'responses' | 'messages' | 'gemini';
 
 /** How the API key travels. */
-export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'none';
+export type AuthStyle = 'bearer' | 'api-key' | 'x-api-key' | 'x-goog-api-key' | 'none';
+
+/**
+ * The header each auth style sends the key in: the one list the Transport sets and the logger redacts, so a new
+ * style is one line here.
+ */
+export const AUTH_HEADERS = {
+  bearer: 'authorization',
+  'api-key': 'api-key',
+  'x-api-key': 'x-api-key',
+  'x-goog-api-key': 'x-goog-api-key',
+} as const satisfies Record<Exclude<AuthStyle, 'none'>, string>;
+
+/** A request as a protocol builds it, relative to the baseURL: see {@link ProviderPreset.rewriteRequest}. */
+export interface WireRequest {
+  path: string;
+  body: unknown;
+}
 
 /** Everything a {@link Transport} needs to know about a vendor. */
 export interface ProviderPreset {
@@ -22,7 +40,7 @@ export interface ProviderPreset {
   apiKeyEnv: string[];
   /**
    * `bearer`: `Authorization: Bearer KEY`; `api-key`: `api-key: KEY` (Azure); `x-api-key`: `x-api-key: KEY`
-   * (Anthropic); `none`: no auth header at all (Ollama).
+   * (Anthropic); `x-goog-api-key`: `x-goog-api-key: KEY` (Gemini's native API); `none`: no auth header at all (Ollama).
    */
   auth: AuthStyle;
   /** When true, a missing key is not an error: the request goes without an auth header (local vLLM, proxies). */
@@ -32,10 +50,21 @@ export interface ProviderPreset {
   /** Query parameters every request carries (Azure's `api-version`). */
   query?: Record<string, string>;
   /**
-   * The wire protocol its API speaks: `chat` (Chat Completions), `responses` or `messages` (Anthropic Messages);
+   * The wire protocol its API speaks: `chat` (Chat Completions), `responses`, `messages` (Anthropic Messages) or
+   * `gemini` (Gemini's `generateContent`);
    * a gateway picks its upstream codec by it. Every built-in preset declares it; `chat` when a custom one does not.
    */
   protocol?: ProtocolName;
+  /**
+   * Where the bearer token comes from when the API wants an expiring access token instead of a key (Vertex AI's
+   * Google credentials): the Transport's `accessToken` option wins over it. See {@link AccessTokenSource}.
+   */
+  accessToken?: AccessTokenSource;
+  /**
+   * For an API that addresses a protocol its own way (Vertex AI puts the model in the path of Anthropic Messages):
+   * the path and JSON body each request is sent with, from the protocol's. Runs after `extraBody` is merged.
+   */
+  rewriteRequest?: (request: WireRequest) => WireRequest;
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;
@@ -130,6 +159,15 @@ export const PROVIDERS = {
     headers: { 'anthropic-version': '2023-06-01' },
     protocol: 'messages',
     quirks: { streamOptions: false, outputConfig: true },
+  },
+  /** Gemini's native API (for @ai4ts/gemini): Google AI Studio's key as `x-goog-api-key`. */
+  gemini: {
+    name: 'gemini',
+    baseURL: 'https://generativelanguage.googleapis.com/v1beta',
+    apiKeyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+    auth: 'x-goog-api-key',
+    protocol: 'gemini',
+    quirks: { streamOptions: false },
   },
   /**
    * Any OpenAI-compatible server: pass `baseURL` (and `apiKey` when it wants one). No environment variable is

@@ -17,7 +17,8 @@ import {
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
-import { type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
+import { AUTH_HEADERS, type ProviderName, type ProviderPreset, resolveProvider } from './providers.js';
+import { AccessTokenCache, type AccessTokenSource } from './token.js';
 import {
   abortError,
   describeError,
@@ -56,6 +57,13 @@ export interface TransportOptions extends LogOptions, TimeoutOptions {
   baseURL?: string;
   /** Default: the preset's env var(s), read at request time through `globalThis.process?.env`. */
   apiKey?: string;
+  /**
+   * An expiring bearer token instead of a key (OAuth2: Vertex AI, Entra ID); the preset's `accessToken` when not
+   * given (`vertex()` brings Google's credentials). Sent as `Authorization: Bearer`, kept until a minute before it
+   * expires, one fetch shared by concurrent requests, fetched again once on a 401. Replaces `apiKey` and its env
+   * vars; a call's own `apiKey` still wins.
+   */
+  accessToken?: AccessTokenSource;
   headers?: Record<string, string>;
   query?: Record<string, string>;
   /**
@@ -128,6 +136,7 @@ export class Transport {
   readonly #middleware: ModelMiddleware[] = [];
   /** The unknown request fields already warned about: each once. */
   readonly #warnedFields = new Set<string>();
+  readonly #tokens: AccessTokenCache | undefined;
 
   /**
    * Never throws for a missing key: the key is looked up at request time, so the env can be set later.
@@ -140,6 +149,8 @@ export class Transport {
     this.#log = resolveLog(options);
     const baseURL = options.baseURL ?? this.provider.baseURL;
     if (baseURL) parseBaseURL(baseURL);
+    const accessToken = options.accessToken ?? this.provider.accessToken;
+    this.#tokens = accessToken && new AccessTokenCache(accessToken);
   }
 
   /**
@@ -176,11 +187,15 @@ export class Transport {
     body: Record<string, unknown>,
     options: RequestOptions = {},
   ): ModelCall<Final> {
+    const transport = this;
     const context: CallContext = {
       log: this.#log,
       telemetry: this.telemetry(options),
       prices: this.#options.prices,
-      secrets: this.secrets(options),
+      // Read when used: an access token is fetched after the call starts, and may be refreshed during it.
+      get secrets() {
+        return transport.secrets(options);
+      },
       middleware: this.#middleware,
       signal: options.signal,
       timeout: resolveTimeout('headers', options, this.#options),
@@ -222,34 +237,43 @@ export class Transport {
    * Sends with retries; resolves to a response with status < 400, body unread. A status >= 400 throws
    * {@link ApiError.fromResponse} (the typed subclass); a network failure throws {@link ConnectionError}; no
    * headers within `timeouts.headers` throws {@link TimeoutError} (phase `headers`); an abort throws `AbortError`.
+   * With an access token, a source that fails throws {@link AuthenticationError}, and a 401 is answered by one new
+   * token and one more attempt (outside `maxRetries`).
    */
   async request(path: string, init: RequestInit_ = {}): Promise<Response> {
     const call = init.options ?? {};
     const defaults = this.#options;
     const signal = call.signal;
-    const apiKey = this.#apiKey(call);
-    const url = this.#url(path, call);
     const method = init.method ?? (init.body === undefined && call.extraBody === undefined ? 'GET' : 'POST');
-    const headers = this.#headers(apiKey, call);
-    const json = jsonBody(init.body, call.extraBody);
+    const built = { path, body: jsonBody(init.body, call.extraBody) };
+    const model = modelOf(built.body);
+    const { rewriteRequest } = this.provider;
+    const { path: sentPath, body: json } = rewriteRequest ? rewriteRequest(built) : built;
+    const url = this.#url(sentPath, call);
+    // An invalid request fails above, before a token is fetched for it.
+    const tokens = call.apiKey === undefined ? this.#tokens : undefined;
+    let apiKey = tokens ? await tokens.get() : this.#apiKey(call);
+    let headers = this.#headers(apiKey, call, tokens !== undefined);
     const timeout = resolveTimeout('headers', call, defaults);
     const policy = this.streamRetry(call);
     const where = `${method} ${url.origin}${url.pathname}`;
     const log = this.#log;
     const watch = init.watch;
-    const secrets = [apiKey ?? ''];
+    let secrets = [apiKey ?? ''];
     if (log?.bodies && json !== undefined) {
       const body = bodyText(json);
       log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body }, secrets);
     }
 
     const fetch = defaults.fetch && withCallShape(defaults.fetch);
-    for (let attempt = 0; ; attempt++) {
+    // A refused access token is fetched again once, outside the retry budget: the refusal says nothing of the server.
+    let refreshed = false;
+    for (let attempt = 0; ; ) {
       const started = performance.now();
       const line = (status: number | undefined, extra: Record<string, unknown> = {}) => ({
         method,
         url: url.href,
-        model: modelOf(json),
+        model,
         status,
         durationMs: Math.round(performance.now() - started),
         retries: attempt,
@@ -271,7 +295,7 @@ export class Transport {
       try {
         response = await sending;
       } catch (error) {
-        const failure = requestError(error, where, timeout, signal, apiKey);
+        const failure = requestError(error, where, timeout, signal, secrets);
         const delay = policy.retryDelay(failure, attempt);
         if (delay === undefined) {
           log?.write('warn', 'request failed', line(undefined, { error: failure.name, message: failure.message }), secrets);
@@ -281,6 +305,16 @@ export class Transport {
         watch?.retry(attempt + 1, failure.name, delay, 'headers');
         policy.onRetry?.(failure, attempt + 1, delay);
         await sleep(delay, signal);
+        attempt++;
+        continue;
+      }
+      if (response.status === 401 && tokens && apiKey !== undefined && !refreshed) {
+        refreshed = true;
+        log?.write('info', 'access token refused, fetching a new one', line(response.status), secrets);
+        void response.body?.cancel().catch(() => undefined);
+        apiKey = await tokens.refresh(apiKey);
+        headers = this.#headers(apiKey, call, true);
+        secrets = [...secrets, apiKey];
         continue;
       }
       if (response.status < 400) {
@@ -289,18 +323,19 @@ export class Transport {
         return response;
       }
       // The body is not read to decide: its status and headers say enough, and a slow body must not delay a retry.
-      const failure = ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, [apiKey]));
+      const failure = ApiError.fromResponse(response.status, undefined, redactHeaders(response.headers, secrets));
       const delay = policy.retryDelay(failure, attempt);
       const requestId = requestIdOf(response.headers);
       if (delay === undefined) {
         log?.write('warn', 'request failed', line(response.status, { requestId }), secrets);
-        throw await readErrorResponse(response, { signal, secrets: [apiKey] });
+        throw await readErrorResponse(response, { signal, secrets });
       }
       log?.write('warn', 'request will be retried', line(response.status, { requestId, delayMs: Math.round(delay) }), secrets);
       watch?.retry(attempt + 1, String(response.status), delay, 'headers');
       void response.body?.cancel().catch(() => undefined);
       policy.onRetry?.(failure, attempt + 1, delay);
       await sleep(delay, signal);
+      attempt++;
     }
   }
 
@@ -345,7 +380,8 @@ export class Transport {
     const { maxRetries: maxAttempts, backoff } = this.streamRetry(call);
     if (!id || response.headers.get(RESUMABLE_HEADER) !== '1' || maxAttempts < 1) return undefined;
     if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return undefined;
-    const headers = this.#headers(this.#apiKey(call), call);
+    const token = call.apiKey === undefined ? this.#tokens?.token : undefined;
+    const headers = token ? this.#headers(token, call, true) : this.#headers(this.#apiKey(call), call);
     headers.set('accept', 'text/event-stream');
     const log = this.#log;
     const url = this.#url(`streams/${encodeURIComponent(id)}`, call);
@@ -380,8 +416,8 @@ export class Transport {
    * {@link request}'s body pass these on. Not for display.
    */
   secrets(options: RequestOptions = {}): readonly string[] {
-    const apiKey = this.#apiKey(options);
-    return apiKey && apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [];
+    const keys = [options.apiKey === undefined && this.#tokens ? this.#tokens.token : this.#apiKey(options)];
+    return keys.filter((key): key is string => key !== undefined && key.length >= MIN_SECRET_LENGTH);
   }
 
   /** The call's key, else the transport's, else the preset's env var, read now (the env may be set late). */
@@ -402,10 +438,12 @@ export class Transport {
     return url;
   }
 
-  #headers(apiKey: string | undefined, call: RequestOptions): Headers {
+  /** `token`: `apiKey` is an access token, sent as a bearer token whatever the preset's auth style. */
+  #headers(apiKey: string | undefined, call: RequestOptions, token = false): Headers {
     const headers = new Headers({ accept: 'application/json', ...this.provider.headers });
     const { auth, apiKeyEnv, apiKeyOptional, name } = this.provider;
-    if (auth !== 'none') {
+    if (token && apiKey) setAuth(headers, 'bearer', apiKey);
+    else if (auth !== 'none') {
       if (apiKey) setAuth(headers, auth, apiKey);
       else if (!apiKeyOptional) throw missingKey(name, apiKeyEnv);
     }
@@ -416,11 +454,9 @@ export class Transport {
   }
 }
 
-const AUTH_HEADER = { bearer: 'authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const;
-
-function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADER, apiKey: string): void {
+function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADERS, apiKey: string): void {
   try {
-    headers.set(AUTH_HEADER[auth], auth === 'bearer' ? `Bearer ${apiKey}` : apiKey);
+    headers.set(AUTH_HEADERS[auth], auth === 'bearer' ? `Bearer ${apiKey}` : apiKey);
   } catch {
     // The platform's message would quote the key.
     throw new AuthenticationError('The API key contains characters not allowed in an HTTP header (a newline?)');
@@ -500,7 +536,7 @@ function requestError(
   where: string,
   timeout: number | undefined,
   signal: AbortSignal | undefined,
-  apiKey: string | undefined,
+  secrets: readonly string[],
 ): Ai4tsError {
   if (error instanceof Ai4tsError) return error;
   if (signal?.aborted) return abortError(signal);
@@ -508,10 +544,10 @@ function requestError(
   if (error instanceof KyTimeoutError && timeout !== undefined) return new TimeoutError('headers', timeout);
   // The platform refuses the URL itself (a port fetch blocks, a scheme it cannot send): the same URL would fail again.
   if (error instanceof Error && error.cause instanceof Error && REFUSED_URL.test(error.cause.message)) {
-    return new Ai4tsError(redact(`Cannot send ${where}: ${describeError(error)} (the platform refuses this URL)`, [apiKey]));
+    return new Ai4tsError(redact(`Cannot send ${where}: ${describeError(error)} (the platform refuses this URL)`, secrets));
   }
-  const message = redact(`Connection error (${where}): ${describeError(error)}`, [apiKey]);
-  const leaks = apiKey !== undefined && error instanceof Error && describeError(error).includes(apiKey);
+  const message = redact(`Connection error (${where}): ${describeError(error)}`, secrets);
+  const leaks = error instanceof Error && secrets.some((secret) => secret !== '' && describeError(error).includes(secret));
   return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
 }
 

@@ -6,14 +6,16 @@ import { toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
+  carries,
   type GatewayRequest,
-  numberOf,
   type Part,
   type ProtocolCodec,
+  type ResponseFormat,
   stringOf,
   type ToolChoice,
   type ToolSpec,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
@@ -26,6 +28,36 @@ const Message = z.looseObject({
   content: z.union([z.string(), z.array(ContentPart)]).nullish(),
 });
 
+const FunctionTool = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+  }),
+});
+/** A tool of another kind (`custom`, ...): named as dropped. */
+const OtherTool = z.looseObject({ type: z.string().refine((type) => type !== 'function', { message: 'a function tool needs a function', abort: true }) });
+
+const ToolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
+]);
+
+const ResponseFormatSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    json_schema: z.looseObject({
+      name: z.string().min(1),
+      description: z.string().nullish(),
+      schema: z.record(z.string(), z.unknown()).nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
 /** A Chat Completions request as the gateway reads it; other OpenAI fields are named in `x-ai4ts-dropped`. */
 export const ChatRequestSchema = z.looseObject({
   model: z.string().min(1),
@@ -34,11 +66,21 @@ export const ChatRequestSchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
-  tools: z
-    .array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string().min(1) }).optional() }))
-    .nullish(),
+  tools: z.array(z.union([FunctionTool, OtherTool])).nullish(),
+  tool_choice: ToolChoiceSchema.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   max_tokens: z.number().int().positive().nullish(),
   max_completion_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  seed: z.number().int().nullish(),
+  n: z.number().int().positive().nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().nonnegative().nullish(),
+  reasoning_effort: z.string().nullish(),
+  service_tier: z.string().nullish(),
+  response_format: ResponseFormatSchema.nullish(),
 });
 
 /** A validated Chat Completions request. */
@@ -60,7 +102,9 @@ const KNOWN = new Set([
   'stop',
   'reasoning_effort',
   'parallel_tool_calls',
-  'n',
+  'seed',
+  'service_tier',
+  'response_format',
 ]);
 
 /** The text of a content that is a string or a list of parts. */
@@ -123,41 +167,63 @@ function readTurns(messages: readonly Record<string, unknown>[], dropped: string
   return { system: system.length ? system.join('\n\n') : undefined, turns };
 }
 
-function readTools(tools: unknown, dropped: string[]): ToolSpec[] {
+function readTools(tools: ProxyRequest['tools'], dropped: string[]): ToolSpec[] {
   const out: ToolSpec[] = [];
-  for (const tool of Array.isArray(tools) ? tools : []) {
-    if (isRecord(tool) && tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string')
+  for (const tool of tools ?? []) {
+    if (tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string')
       out.push({
         name: tool.function.name,
         ...(typeof tool.function.description === 'string' && { description: tool.function.description }),
         parameters: isRecord(tool.function.parameters) ? tool.function.parameters : { type: 'object', properties: {} },
       });
-    else dropped.push(`tools[].${isRecord(tool) ? String(tool.type) : 'invalid'}`);
+    else dropped.push(`tools[].${tool.type}`);
   }
   return out;
 }
 
-function readToolChoice(choice: unknown): ToolChoice | undefined {
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string')
-    return { name: choice.function.name };
-  return undefined;
+function readToolChoice(choice: ProxyRequest['tool_choice']): ToolChoice | undefined {
+  if (choice === null || choice === undefined || typeof choice === 'string') return choice ?? undefined;
+  return { name: choice.function.name };
+}
+
+function readFormat(format: ProxyRequest['response_format']): ResponseFormat | undefined {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, description, schema, strict } = format.json_schema;
+  return {
+    type: 'json_schema',
+    name,
+    schema: schema ?? { type: 'object' },
+    ...(typeof strict === 'boolean' && { strict }),
+    ...(typeof description === 'string' && { description }),
+  };
+}
+
+/** Chat's `response_format` for a structured answer. */
+export function chatResponseFormat(format: ResponseFormat): Record<string, unknown> {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, schema, strict, description } = format;
+  return {
+    type: 'json_schema',
+    json_schema: { name, schema, ...(strict !== undefined && { strict }), ...(description !== undefined && { description }) },
+  };
 }
 
 function effortOf(value: unknown): GatewayRequest['reasoningEffort'] {
   return value === 'minimal' || value === 'low' || value === 'medium' || value === 'high' ? value : undefined;
 }
 
-function stopOf(value: unknown): string[] | undefined {
-  if (typeof value === 'string') return [value];
-  return Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : undefined;
-}
-
 function parse(json: unknown): GatewayRequest {
   const body = parseBody(ChatRequestSchema, json);
   const dropped = unknownFields(body, KNOWN);
+  // `metadata` is not sent upstream: only its session id is read (for daemons).
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['session_id']));
+  // The gateway's answers hold one choice and no logprobs: n > 1 is named like the logprobs fields.
+  if (body.n !== undefined && body.n !== null && body.n > 1) dropped.push('n');
   const { system, turns } = readTurns(body.messages, dropped);
   const sessionId = stringOf(body.metadata?.session_id) ?? stringOf(body.user);
+  const reasoningEffort = effortOf(body.reasoning_effort);
+  if (body.reasoning_effort && !reasoningEffort) dropped.push(`reasoning_effort=${body.reasoning_effort}`);
   if (!turns.some((turn) => turn.role === 'user')) throw badRequest('messages must contain a user message', 'messages');
   return {
     protocol: 'chat',
@@ -168,10 +234,16 @@ function parse(json: unknown): GatewayRequest {
     tools: readTools(body.tools, dropped),
     toolChoice: readToolChoice(body.tool_choice),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
-    temperature: numberOf(body.temperature),
-    topP: numberOf(body.top_p),
-    stop: stopOf(body.stop),
-    reasoningEffort: effortOf(body.reasoning_effort),
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
+    seed: body.seed ?? undefined,
+    topK: undefined,
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    user: body.user ?? undefined,
+    serviceTier: body.service_tier ?? undefined,
+    responseFormat: readFormat(body.response_format),
+    reasoningEffort,
     includeUsage: body.stream_options?.include_usage === true,
     sessionId,
     raw: body,
@@ -218,8 +290,15 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
   if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
   if (request.temperature !== undefined) out.temperature = request.temperature;
   if (request.topP !== undefined) out.top_p = request.topP;
-  if (request.stop !== undefined) out.stop = request.stop;
   if (request.reasoningEffort !== undefined) out.reasoning_effort = request.reasoningEffort;
+  if (carries(chatCodec, request, 'stop')) out.stop = request.stop;
+  if (carries(chatCodec, request, 'seed')) out.seed = request.seed;
+  // OpenAI refuses parallel_tool_calls without tools.
+  if (request.tools.length && carries(chatCodec, request, 'parallelToolCalls')) out.parallel_tool_calls = request.parallelToolCalls;
+  if (carries(chatCodec, request, 'user')) out.user = request.user;
+  if (carries(chatCodec, request, 'serviceTier')) out.service_tier = request.serviceTier;
+  if (request.responseFormat && carries(chatCodec, request, 'responseFormat'))
+    out.response_format = chatResponseFormat(request.responseFormat);
   return out;
 }
 
@@ -236,6 +315,15 @@ export const chatCodec: ProtocolCodec = {
   name: 'chat',
   path: CHAT_PROTOCOL.path,
   parse,
+  fields: {
+    stop: 'stop',
+    seed: 'seed',
+    topK: undefined,
+    parallelToolCalls: 'parallel_tool_calls',
+    user: 'user',
+    serviceTier: 'service_tier',
+    responseFormat: 'response_format',
+  },
   errorBody: (_status, error) => ({ error }),
   stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
   aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),

@@ -8,6 +8,7 @@ import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from './blocks.js';
 import { badRequest, parseBody } from './bad-request.js';
 import {
+  carries,
   EFFORT_BUDGETS,
   newId,
   type GatewayErrorObject,
@@ -15,9 +16,11 @@ import {
   numberOf,
   type Part,
   type ProtocolCodec,
+  type ResponseFormat,
   stringOf,
   type ToolChoice,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
@@ -25,6 +28,14 @@ import { readWithListener } from './read.js';
 
 /** The `anthropic-version` sent upstream. */
 export const ANTHROPIC_VERSION = '2023-06-01';
+
+const disableParallel = { disable_parallel_tool_use: z.boolean().nullish() };
+const ToolChoiceSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('auto'), ...disableParallel }),
+  z.looseObject({ type: z.literal('any'), ...disableParallel }),
+  z.looseObject({ type: z.literal('tool'), name: z.string().min(1), ...disableParallel }),
+  z.looseObject({ type: z.literal('none') }),
+]);
 
 /** A Messages request as the gateway reads it. */
 export const MessagesRequestSchema = z.looseObject({
@@ -40,9 +51,24 @@ export const MessagesRequestSchema = z.looseObject({
     .min(1, 'messages must not be empty'),
   system: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]).nullish(),
   stream: z.boolean().nullish(),
-  tools: z.array(z.looseObject({ name: z.string().min(1) })).nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  tools: z.array(z.looseObject({ name: z.string().min(1), input_schema: z.record(z.string(), z.unknown()).nullish() })).nullish(),
+  tool_choice: ToolChoiceSchema.nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  top_k: z.number().int().nonnegative().nullish(),
+  stop_sequences: z.array(z.string()).nullish(),
+  thinking: z.looseObject({ type: z.string(), budget_tokens: z.number().int().nullish() }).nullish(),
+  output_config: z
+    .looseObject({
+      format: z.looseObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).nullish(),
+    })
+    .nullish(),
+  service_tier: z.string().nullish(),
+  metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
 });
+
+/** A validated Messages request. */
+type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
 
 const KNOWN = new Set([
   'model',
@@ -55,7 +81,10 @@ const KNOWN = new Set([
   'temperature',
   'top_p',
   'stop_sequences',
+  'top_k',
   'thinking',
+  'output_config',
+  'service_tier',
   'metadata',
 ]);
 
@@ -120,13 +149,17 @@ function readTurns(messages: readonly { role: string; content: unknown }[], drop
   return turns;
 }
 
-function readToolChoice(choice: unknown): ToolChoice | undefined {
-  if (!isRecord(choice)) return undefined;
-  if (choice.type === 'auto') return 'auto';
-  if (choice.type === 'any') return 'required';
-  if (choice.type === 'none') return 'none';
-  if (choice.type === 'tool' && typeof choice.name === 'string') return { name: choice.name };
-  return undefined;
+function readToolChoice(choice: MessagesRequest['tool_choice']): ToolChoice | undefined {
+  if (!choice) return undefined;
+  if (choice.type === 'tool') return { name: choice.name };
+  return choice.type === 'any' ? 'required' : choice.type;
+}
+
+function readFormat(config: MessagesRequest['output_config'], dropped: string[]): ResponseFormat | undefined {
+  dropped.push(...uncarriedKeys('output_config', config, ['format']));
+  const format = config?.format;
+  // Messages' format has no name: Chat and Responses need one.
+  return format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined;
 }
 
 function effortOf(thinking: unknown): GatewayRequest['reasoningEffort'] {
@@ -153,6 +186,9 @@ function parse(json: unknown): GatewayRequest {
       });
   }
   const system = body.system === undefined || body.system === null ? undefined : textOf(body.system);
+  const choice = body.tool_choice;
+  const disable = choice && choice.type !== 'none' ? (choice.disable_parallel_tool_use ?? undefined) : undefined;
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['user_id', 'session_id']));
   return {
     protocol: 'messages',
     model: body.model,
@@ -162,9 +198,15 @@ function parse(json: unknown): GatewayRequest {
     tools,
     toolChoice: readToolChoice(body.tool_choice),
     maxTokens: body.max_tokens,
-    temperature: numberOf(body.temperature),
-    topP: numberOf(body.top_p),
-    stop: Array.isArray(body.stop_sequences) ? body.stop_sequences.filter((s) => typeof s === 'string') : undefined,
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    stop: body.stop_sequences ?? undefined,
+    seed: undefined,
+    topK: body.top_k ?? undefined,
+    parallelToolCalls: disable === undefined ? undefined : !disable,
+    user: body.metadata?.user_id ?? undefined,
+    serviceTier: body.service_tier ?? undefined,
+    responseFormat: readFormat(body.output_config, dropped),
     reasoningEffort: effortOf(body.thinking),
     includeUsage: true,
     sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.metadata?.user_id),
@@ -223,15 +265,25 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
       input_schema: tool.parameters,
     }));
   const choice = request.toolChoice;
-  if (choice !== undefined)
-    out.tool_choice =
-      typeof choice !== 'string'
+  const toolChoice: Record<string, unknown> | undefined =
+    choice === undefined
+      ? undefined
+      : typeof choice !== 'string'
         ? { type: 'tool', name: choice.name }
         : { type: choice === 'required' ? 'any' : choice };
+  // Parallel calls are switched off on the tool choice: `auto` when the request named none.
+  if (request.parallelToolCalls === false && request.tools.length && choice !== 'none')
+    out.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  else if (toolChoice) out.tool_choice = toolChoice;
   if (budget !== undefined) out.thinking = { type: 'enabled', budget_tokens: budget };
   if (request.temperature !== undefined) out.temperature = request.temperature;
   if (request.topP !== undefined) out.top_p = request.topP;
-  if (request.stop !== undefined) out.stop_sequences = request.stop;
+  if (carries(messagesCodec, request, 'stop')) out.stop_sequences = request.stop;
+  if (carries(messagesCodec, request, 'topK')) out.top_k = request.topK;
+  if (carries(messagesCodec, request, 'user')) out.metadata = { user_id: request.user };
+  if (carries(messagesCodec, request, 'serviceTier')) out.service_tier = request.serviceTier;
+  if (request.responseFormat?.type === 'json_schema' && carries(messagesCodec, request, 'responseFormat'))
+    out.output_config = { format: { type: 'json_schema', schema: request.responseFormat.schema } };
   return out;
 }
 
@@ -354,6 +406,16 @@ export const messagesCodec: ProtocolCodec = {
   name: 'messages',
   path: MESSAGES_PROTOCOL.path,
   parse,
+  fields: {
+    stop: 'stop_sequences',
+    seed: undefined,
+    topK: 'top_k',
+    parallelToolCalls: 'tool_choice.disable_parallel_tool_use',
+    user: 'metadata.user_id',
+    serviceTier: 'service_tier',
+    // A JSON mode without a schema has no equivalent.
+    responseFormat: { name: 'output_config.format', carries: (request) => request.responseFormat?.type === 'json_schema' },
+  },
   errorBody,
   stream: toMessagesSse,
   aggregate: toMessage,

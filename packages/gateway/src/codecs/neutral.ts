@@ -9,8 +9,11 @@ import type { ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
 
-/** The three wire protocols the gateway speaks, in and out. */
-export type GatewayProtocol = ProtocolName;
+/**
+ * The three wire protocols the gateway speaks, in and out: every `ProtocolName` but `gemini`, whose codec comes next
+ * (an upstream preset that speaks it is refused at startup, see `presetTarget`).
+ */
+export type GatewayProtocol = Exclude<ProtocolName, 'gemini'>;
 
 /** A user content part. An image's `url` is an http(s) URL or a `data:` URL. */
 export type Part = { type: 'text'; text: string } | { type: 'image'; url: string };
@@ -45,8 +48,43 @@ export interface ToolSpec {
 /** Which tool the model must (or must not) call. */
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
+/**
+ * A structured answer the request asks for: Chat's `response_format`, Responses' `text.format`, Messages'
+ * `output_config.format` (which has no JSON mode without a schema).
+ */
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+/**
+ * The request's options that some protocols have and others lack. Each codec names its field for each one (its
+ * {@link ProtocolCodec.fields}), so that what a target cannot carry is named in the inbound protocol's words.
+ */
+export interface CarriedOptions {
+  stop: string[] | undefined;
+  seed: number | undefined;
+  /** Messages' `top_k`. */
+  topK: number | undefined;
+  /** Chat and Responses' `parallel_tool_calls`; Messages' `tool_choice.disable_parallel_tool_use`, inverted. */
+  parallelToolCalls: boolean | undefined;
+  /** The end user: `user` (Chat, Responses), `metadata.user_id` (Messages). */
+  user: string | undefined;
+  /** Carried only to an upstream of the inbound protocol: the three name different tiers. */
+  serviceTier: string | undefined;
+  responseFormat: ResponseFormat | undefined;
+}
+
+/** The name of one of the {@link CarriedOptions}. */
+export type CarriedOption = keyof CarriedOptions;
+
+/**
+ * How a protocol names one option: its field (dotted, as the `param` of an error), an object when it carries only
+ * some values of it, or undefined when it has no such field.
+ */
+export type OptionField = string | { name: string; carries(request: GatewayRequest): boolean } | undefined;
+
 /** A request in any protocol, read into one shape. */
-export interface GatewayRequest {
+export interface GatewayRequest extends CarriedOptions {
   /** The protocol the client spoke. */
   protocol: GatewayProtocol;
   model: string;
@@ -59,7 +97,6 @@ export interface GatewayRequest {
   maxTokens: number | undefined;
   temperature: number | undefined;
   topP: number | undefined;
-  stop: string[] | undefined;
   /** Chat's `reasoning_effort`, Responses' `reasoning.effort`, Messages' thinking budget read as an effort. */
   reasoningEffort: 'minimal' | 'low' | 'medium' | 'high' | undefined;
   /** Chat's `stream_options.include_usage`; the other two protocols always report usage. */
@@ -100,6 +137,8 @@ export interface ProtocolCodec {
   path: string;
   /** Reads a request body; throws an HttpError (400) naming the first bad field. */
   parse(json: unknown): GatewayRequest;
+  /** This protocol's field for each option some protocols lack; the body it builds carries those it names. */
+  fields: Readonly<Record<CarriedOption, OptionField>>;
   /** An HTTP error body in this protocol's shape. */
   errorBody(status: number, error: GatewayErrorObject): unknown;
   /** The streaming answer: SSE messages. Throws a failure before any output; writes it in-stream after. */
@@ -162,6 +201,43 @@ export function assistantTurn(turns: Turn[]): Extract<Turn, { role: 'assistant' 
 /** Names the fields of `raw` that are not in `known`, as `dropped` entries. */
 export function unknownFields(raw: Record<string, unknown>, known: ReadonlySet<string>): string[] {
   return Object.keys(raw).filter((key) => !known.has(key) && raw[key] !== undefined && raw[key] !== null);
+}
+
+/** The options to carry, in the order the translation table of docs/gateway.md lists them. */
+const CARRIED: readonly CarriedOption[] = ['stop', 'seed', 'topK', 'parallelToolCalls', 'user', 'serviceTier', 'responseFormat'];
+
+function fieldName(field: OptionField): string | undefined {
+  return typeof field === 'object' ? field.name : field;
+}
+
+/** The options of `request` (read by `inbound`) that `target` cannot carry, named as the client named them. */
+export function uncarried(request: GatewayRequest, inbound: ProtocolCodec, target: ProtocolCodec): string[] {
+  return CARRIED.filter((option) => request[option] !== undefined && !carries(target, request, option)).map(
+    (option) => fieldName(inbound.fields[option]) ?? option,
+  );
+}
+
+/**
+ * Whether a body built by `codec` for `request` carries `option`; its builder asks before writing one. A service tier
+ * goes only to an upstream of the client's protocol: the protocols' tiers are different things.
+ */
+export function carries(codec: Pick<ProtocolCodec, 'name' | 'fields'>, request: GatewayRequest, option: CarriedOption): boolean {
+  const field = codec.fields[option];
+  if (request[option] === undefined || field === undefined) return false;
+  if (option === 'serviceTier' && request.protocol !== codec.name) return false;
+  return typeof field !== 'object' || field.carries(request);
+}
+
+/** Names the keys of an object field that the gateway does not carry (`metadata.tag`), as `dropped` entries. */
+export function uncarriedKeys(
+  field: string,
+  value: Record<string, unknown> | null | undefined,
+  carried: readonly string[],
+): string[] {
+  if (!value) return [];
+  return Object.keys(value)
+    .filter((key) => !carried.includes(key) && value[key] !== undefined && value[key] !== null)
+    .map((key) => `${field}.${key}`);
 }
 
 /** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */

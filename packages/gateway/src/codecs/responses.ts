@@ -9,19 +9,49 @@ import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from '.
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
+  carries,
   type GatewayRequest,
   newId,
-  numberOf,
   type Part,
   type ProtocolCodec,
+  type ResponseFormat,
   stringOf,
   type ToolChoice,
   type ToolSpec,
   type Turn,
+  uncarriedKeys,
   unknownFields,
   type WriteOptions,
 } from './neutral.js';
 import { readWithListener } from './read.js';
+
+const FunctionTool = z.looseObject({
+  type: z.literal('function'),
+  name: z.string().min(1),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+/** A hosted tool (`web_search`, ...): named as dropped. */
+const OtherTool = z.looseObject({ type: z.string().refine((type) => type !== 'function', { message: 'a function tool needs a name', abort: true }) });
+
+const ToolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.looseObject({ type: z.literal('function'), name: z.string().min(1) }),
+  z.looseObject({ type: z.string().refine((type) => type !== 'function', { message: 'a function tool_choice needs a name', abort: true }) }),
+]);
+
+const FormatSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    schema: z.record(z.string(), z.unknown()),
+    strict: z.boolean().nullish(),
+  }),
+]);
 
 /** A Responses request as the gateway reads it. */
 export const ResponsesRequestSchema = z.looseObject({
@@ -29,12 +59,22 @@ export const ResponsesRequestSchema = z.looseObject({
   input: z.union([z.string(), z.array(z.looseObject({}))]),
   instructions: z.string().nullish(),
   stream: z.boolean().nullish(),
-  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+  tools: z.array(z.union([FunctionTool, OtherTool])).nullish(),
+  tool_choice: ToolChoiceSchema.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   max_output_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  text: z.looseObject({ format: FormatSchema.nullish() }).nullish(),
   user: z.string().nullish(),
+  service_tier: z.string().nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   previous_response_id: z.null().optional(),
 });
+
+/** A validated Responses request. */
+type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
 /** Fields read, or that change nothing the gateway can honour differently. */
 const KNOWN = new Set([
@@ -48,8 +88,10 @@ const KNOWN = new Set([
   'temperature',
   'top_p',
   'reasoning',
+  'text',
   'user',
   'metadata',
+  'service_tier',
   'store',
   'parallel_tool_calls',
   'include',
@@ -106,7 +148,7 @@ function readInput(input: string | Record<string, unknown>[], dropped: string[])
   return { system, turns };
 }
 
-function readTools(tools: readonly Record<string, unknown>[] | null | undefined, dropped: string[]): ToolSpec[] {
+function readTools(tools: ResponsesRequest['tools'], dropped: string[]): ToolSpec[] {
   const out: ToolSpec[] = [];
   for (const tool of tools ?? []) {
     if (tool.type === 'function' && typeof tool.name === 'string')
@@ -115,15 +157,38 @@ function readTools(tools: readonly Record<string, unknown>[] | null | undefined,
         ...(typeof tool.description === 'string' && { description: tool.description }),
         parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
       });
-    else dropped.push(`tools[].${String(tool.type)}`);
+    else dropped.push(`tools[].${tool.type}`);
   }
   return out;
 }
 
-function readToolChoice(choice: unknown): ToolChoice | undefined {
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string') return { name: choice.name };
+function readToolChoice(choice: ResponsesRequest['tool_choice'], dropped: string[]): ToolChoice | undefined {
+  if (choice === null || choice === undefined || typeof choice === 'string') return choice ?? undefined;
+  if (choice.type === 'function' && typeof choice.name === 'string') return { name: choice.name };
+  dropped.push(`tool_choice.${choice.type}`);
   return undefined;
+}
+
+function readFormat(text: ResponsesRequest['text'], dropped: string[]): ResponseFormat | undefined {
+  dropped.push(...uncarriedKeys('text', text, ['format']));
+  const format = text?.format;
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, description, schema, strict } = format;
+  return {
+    type: 'json_schema',
+    name,
+    schema,
+    ...(typeof strict === 'boolean' && { strict }),
+    ...(typeof description === 'string' && { description }),
+  };
+}
+
+/** Responses' `text.format` for a structured answer. */
+function textFormat(format: ResponseFormat): Record<string, unknown> {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, schema, strict, description } = format;
+  return { type: 'json_schema', name, schema, ...(strict !== undefined && { strict }), ...(description !== undefined && { description }) };
 }
 
 function parse(json: unknown): GatewayRequest {
@@ -134,10 +199,15 @@ function parse(json: unknown): GatewayRequest {
     );
   const body = parseBody(ResponsesRequestSchema, json);
   const dropped = unknownFields(body, KNOWN);
+  // `metadata` is not sent upstream: only its session id is read (for daemons).
+  dropped.push(...uncarriedKeys('metadata', body.metadata, ['session_id']));
   const { system, turns } = readInput(body.input, dropped);
   if (body.instructions) system.unshift(body.instructions);
   if (!turns.some((turn) => turn.role === 'user')) throw badRequest('input must contain a user message', 'input');
-  const effort = isRecord(body.reasoning) ? body.reasoning.effort : undefined;
+  const effort = body.reasoning?.effort;
+  const reasoningEffort =
+    effort === 'minimal' || effort === 'low' || effort === 'medium' || effort === 'high' ? effort : undefined;
+  if (effort && !reasoningEffort) dropped.push(`reasoning.effort=${effort}`);
   return {
     protocol: 'responses',
     model: body.model,
@@ -145,12 +215,18 @@ function parse(json: unknown): GatewayRequest {
     system: system.length ? system.join('\n\n') : undefined,
     turns,
     tools: readTools(body.tools, dropped),
-    toolChoice: readToolChoice(body.tool_choice),
+    toolChoice: readToolChoice(body.tool_choice, dropped),
     maxTokens: body.max_output_tokens ?? undefined,
-    temperature: numberOf(body.temperature),
-    topP: numberOf(body.top_p),
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
     stop: undefined,
-    reasoningEffort: effort === 'minimal' || effort === 'low' || effort === 'medium' || effort === 'high' ? effort : undefined,
+    seed: undefined,
+    topK: undefined,
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    user: body.user ?? undefined,
+    serviceTier: body.service_tier ?? undefined,
+    responseFormat: readFormat(body.text, dropped),
+    reasoningEffort,
     includeUsage: true,
     sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.user),
     raw: body,
@@ -195,6 +271,12 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
   if (request.temperature !== undefined) out.temperature = request.temperature;
   if (request.topP !== undefined) out.top_p = request.topP;
   if (request.reasoningEffort !== undefined) out.reasoning = { effort: request.reasoningEffort, summary: 'auto' };
+  if (request.tools.length && carries(responsesCodec, request, 'parallelToolCalls'))
+    out.parallel_tool_calls = request.parallelToolCalls;
+  if (carries(responsesCodec, request, 'user')) out.user = request.user;
+  if (carries(responsesCodec, request, 'serviceTier')) out.service_tier = request.serviceTier;
+  if (request.responseFormat && carries(responsesCodec, request, 'responseFormat'))
+    out.text = { format: textFormat(request.responseFormat) };
   return out;
 }
 
@@ -229,8 +311,7 @@ function outputText(text: string) {
 }
 
 /** A block as a finished (or, while streaming, an opening) output item. */
-function outputItem(block: Block, id: string, done: boolean): Record<string, unknown> {
-  const status = done ? 'completed' : 'in_progress';
+function outputItem(block: Block, id: string, done: boolean, status = done ? 'completed' : 'in_progress'): Record<string, unknown> {
   if (block.kind === 'reasoning')
     return { id, type: 'reasoning', summary: done ? [{ type: 'summary_text', text: block.text }] : [] };
   if (block.kind === 'text')
@@ -328,10 +409,15 @@ async function* toResponsesSse(events: AsyncIterable<BridgeEvent>, options: Writ
     }
   } catch (error) {
     if (!began) throw error;
-    const { message: text, code } = openAIErrorObject(error);
-    yield message({ type: 'error', code: code ?? 'server_error', message: text, param: null });
-    const failed = { ...shell(id, options.model, 'failed', created), error: { code: code ?? 'server_error', message: text } };
-    yield message({ type: 'response.failed', response: { ...failed, output: [], usage: usageOf(answer.state.usage) } });
+    const { message: text, code, type } = openAIErrorObject(error);
+    // OpenAI's flat fields (read by openai-node and @ai-sdk/openai 3.x) and the nested `error` object (read by
+    // @ai-sdk/openai 2.x, and which openai-node raises as an APIError): every client sees the failure.
+    const fields = { code: code ?? 'server_error', message: text, param: null };
+    yield message({ type: 'error', ...fields, error: { type, ...fields } });
+    const failed = { ...shell(id, options.model, 'failed', created), error: { code: fields.code, message: text } };
+    // What streamed before the failure stays in the response, each item as far as it got.
+    const output = answer.blocks.blocks.map((block) => outputItem(block, ids.of(block), true, block.done ? 'completed' : 'incomplete'));
+    yield message({ type: 'response.failed', response: { ...failed, output, usage: usageOf(answer.state.usage) } });
     return;
   }
   if (!began) yield* start();
@@ -365,6 +451,15 @@ export const responsesCodec: ProtocolCodec = {
   name: 'responses',
   path: RESPONSES_PROTOCOL.path,
   parse,
+  fields: {
+    stop: undefined,
+    seed: undefined,
+    topK: undefined,
+    parallelToolCalls: 'parallel_tool_calls',
+    user: 'user',
+    serviceTier: 'service_tier',
+    responseFormat: 'text.format',
+  },
   errorBody: (_status, error) => ({ error }),
   stream: toResponsesSse,
   aggregate: toResponse,

@@ -18,18 +18,26 @@ export class BearerAuth {
   }
 
   /**
-   * Checks an `Authorization` header. Throws a 401 that names neither the token sent nor the ones expected; every
-   * token is compared in full, in time that depends only on the lengths.
+   * Checks the client's token: the `Authorization` bearer, else `x-api-key` (Anthropic's clients). Throws a 401 that
+   * names the header it read but neither the token sent nor the ones expected; every token is compared in full, in
+   * time that depends only on the lengths.
    */
-  check(header: string | undefined): void {
+  check(authorization: string | undefined, apiKey?: string | undefined): void {
     if (!this.#tokens) return;
-    const token = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
+    const byApiKey = authorization === undefined && apiKey !== undefined;
+    const token = byApiKey ? apiKey.trim() : (/^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '');
     let accepted = false;
     for (const expected of this.#tokens) accepted = sameText(expected, token) || accepted;
     if (!accepted)
-      throw new HttpError(401, invalid('Incorrect or missing bearer token', null, 'invalid_api_key'), {
-        'www-authenticate': 'Bearer',
-      });
+      throw new HttpError(
+        401,
+        invalid(
+          byApiKey ? 'Incorrect API key in the x-api-key header' : 'Incorrect or missing bearer token in the Authorization header',
+          null,
+          'invalid_api_key',
+        ),
+        { 'www-authenticate': 'Bearer' },
+      );
   }
 }
 

@@ -13,8 +13,9 @@ import {
 } from '@ai4ts/core/internal';
 import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import type { SseMessage } from '@ai4ts/sse';
+import { badRequest, checkDepth } from '../codecs/bad-request.js';
 import { CODECS } from '../codecs/index.js';
-import type { GatewayErrorObject, GatewayRequest, ProtocolCodec, WriteOptions } from '../codecs/neutral.js';
+import { type GatewayErrorObject, type GatewayRequest, type ProtocolCodec, uncarried, type WriteOptions } from '../codecs/neutral.js';
 import type { GatewayContext } from '../context.js';
 import { type RequestSpan, traced } from '../telemetry.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
@@ -97,8 +98,7 @@ async function answer(
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
   const expected = codec ? 'POST' : 'GET';
   if (request.method !== expected) throw notAllowed(expected, path);
-  const apiKey = request.header('x-api-key');
-  context.auth.check(request.header('authorization') ?? (apiKey === undefined ? undefined : `Bearer ${apiKey}`));
+  context.auth.check(request.header('authorization'), request.header('x-api-key'));
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
@@ -166,11 +166,14 @@ function models(context: GatewayContext): Reply {
 }
 
 function parseJson(text: string): unknown {
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch {
     throw new HttpError(400, invalid('The request body is not valid JSON', null, 'invalid_json'));
   }
+  checkDepth(json);
+  return json;
 }
 
 /** A gateway event id, `<stream id>:<number>`; undefined for anything else. */
@@ -199,14 +202,23 @@ async function complete(
     includeUsage: request.includeUsage,
     sessionId,
   };
+  const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
+  if (dropped.length && target.onUnsupported === 'refuse')
+    throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
   const headers: Record<string, string> = {};
-  if (request.dropped.length) headers[DROPPED_HEADER] = [...new Set(request.dropped)].join(', ');
+  if (dropped.length) headers[DROPPED_HEADER] = dropped.join(', ');
   let daemonSession: string | undefined;
-  const tap = (event: BridgeEvent) => {
-    if (event.type === 'usage') {
-      const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
-      entry.tokens = { prompt, completion, total };
-    } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
+  const tap: Observer = {
+    see(event) {
+      if (event.type === 'usage') {
+        const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
+        entry.tokens = { prompt, completion, total };
+      } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
+    },
+    // A stream that fails after its first message is still a 200: the log and the span say it failed.
+    failed(error) {
+      entry.error = openAIErrorObject(error).code ?? 'upstream_error';
+    },
   };
 
   if (!request.stream) {
@@ -225,8 +237,8 @@ async function complete(
   try {
     const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
-    // log reads the stream's usage, so without one no layer watches each event.
-    const messages = codec.stream(context.log ? observe(events, tap) : events, options);
+    // log and the span read the stream's usage and failure, so without them no layer watches each event.
+    const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
     const first = await messages.next();
     const streamId = crypto.randomUUID();
     entry.streamId = streamId;
@@ -337,11 +349,22 @@ function withId(message: SseMessage, id: string): SseMessage {
   return out;
 }
 
-/** The events, each shown to `see` on its way. */
-async function* observe(events: AsyncIterable<BridgeEvent>, see: (event: BridgeEvent) => void): AsyncGenerator<BridgeEvent> {
-  for await (const event of events) {
-    see(event);
-    yield event;
+/** What watches the upstream's events on their way: each event, and the failure that ends them. */
+interface Observer {
+  see(event: BridgeEvent): void;
+  failed(error: unknown): void;
+}
+
+/** The events, each shown to the observer on its way, and their failure before it is thrown on. */
+async function* observe(events: AsyncIterable<BridgeEvent>, observer: Observer): AsyncGenerator<BridgeEvent> {
+  try {
+    for await (const event of events) {
+      observer.see(event);
+      yield event;
+    }
+  } catch (error) {
+    observer.failed(error);
+    throw error;
   }
 }
 

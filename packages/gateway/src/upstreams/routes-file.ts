@@ -11,13 +11,15 @@ import type { RouteSpec } from './router.js';
 /** What every route has: the model pattern, and the variable holding its key. */
 const RouteBase = z.strictObject({ model: z.string().min(1), keyEnv: z.string().min(1).optional() });
 const upstreamModel = z.string().min(1).optional();
+const onUnsupported = z.enum(['drop', 'refuse']).optional();
 
 const Route = z.union([
   RouteBase.extend({
     provider: z.string().refine((name) => Object.hasOwn(PROVIDERS, name), 'an unknown provider preset'),
     upstreamModel,
+    onUnsupported,
   }),
-  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages']), upstreamModel }),
+  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages']), upstreamModel, onUnsupported }),
   RouteBase.extend({ upstream: z.url(), dialect: z.enum(['typed', 'named']) }),
 ]);
 
@@ -78,10 +80,23 @@ export function readRoutes(
     if (route.keyEnv !== undefined && upstreamToken === undefined) throw new Error(`the routing file: ${route.keyEnv} is not set`);
     if ('provider' in route) {
       if (!isProvider(route.provider)) throw new Error(`the routing file: unknown provider ${route.provider}`);
-      return { model: route.model, provider: route.provider, upstreamToken, upstreamModel: route.upstreamModel };
+      return {
+        model: route.model,
+        provider: route.provider,
+        upstreamToken,
+        upstreamModel: route.upstreamModel,
+        ...(route.onUnsupported && { onUnsupported: route.onUnsupported }),
+      };
     }
     if ('dialect' in route) return { model: route.model, upstream: route.upstream, dialect: route.dialect, upstreamToken };
-    return { model: route.model, upstream: route.upstream, protocol: route.protocol, upstreamToken, upstreamModel: route.upstreamModel };
+    return {
+      model: route.model,
+      upstream: route.upstream,
+      protocol: route.protocol,
+      upstreamToken,
+      upstreamModel: route.upstreamModel,
+      ...(route.onUnsupported && { onUnsupported: route.onUnsupported }),
+    };
   });
 }
 

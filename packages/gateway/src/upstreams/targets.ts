@@ -38,6 +38,8 @@ export type UpstreamSpec =
       upstreamToken?: string | undefined;
       /** The model name sent upstream; the client's by default. */
       upstreamModel?: string | undefined;
+      /** What to do with a request field this upstream has no equivalent for; `'drop'` (and name it) by default. */
+      onUnsupported?: OnUnsupported | undefined;
     }
   | {
       /**
@@ -48,12 +50,23 @@ export type UpstreamSpec =
       /** The key; the preset's environment variable by default. */
       upstreamToken?: string | undefined;
       upstreamModel?: string | undefined;
+      onUnsupported?: OnUnsupported | undefined;
     };
+
+/**
+ * What a route does with a request field its upstream has no equivalent for: `'drop'` sends the rest and names the
+ * field in `x-ai4ts-dropped`; `'refuse'` answers a 400 naming it, and the upstream is not called.
+ */
+export type OnUnsupported = 'drop' | 'refuse';
 
 /** What the gateway needs of an upstream. */
 export interface UpstreamTarget {
   /** How access logs name it: its kind and host, never a key. */
   readonly name: string;
+  /** The protocol a provider speaks; undefined for a daemon, which is sent the last user message and the raw body. */
+  readonly protocol: GatewayProtocol | undefined;
+  /** What its route does with fields the upstream has no equivalent for. */
+  readonly onUnsupported: OnUnsupported;
   /** Who runs the tool calls of its answers: a daemon runs its own; a provider's are the client's. */
   readonly toolCalls: 'daemon' | 'client';
   /** A dialect that requires a session id (a UUID is made when the request has none). */
@@ -108,6 +121,8 @@ function urlOf(url: string | URL): URL | undefined {
  */
 class DaemonTarget implements UpstreamTarget {
   readonly name: string;
+  readonly protocol = undefined;
+  readonly onUnsupported: OnUnsupported = 'drop';
   readonly toolCalls = 'daemon';
   readonly sessionRequired: boolean;
   readonly retry = undefined;
@@ -162,6 +177,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** A provider that speaks one of the three protocols, through a Transport of its preset. */
 class ProviderTarget implements UpstreamTarget {
   readonly name: string;
+  readonly protocol: GatewayProtocol;
+  readonly onUnsupported: OnUnsupported;
   readonly toolCalls = 'client';
   readonly sessionRequired = false;
   readonly secrets: readonly string[];
@@ -172,7 +189,13 @@ class ProviderTarget implements UpstreamTarget {
   /** The API root, for the span's server address. */
   readonly #server: URL | undefined;
 
-  constructor(preset: ProviderPreset, codec: ProtocolCodec, key: string | undefined, model: string | undefined, calls: UpstreamCalls) {
+  constructor(
+    preset: ProviderPreset,
+    codec: ProtocolCodec,
+    key: string | undefined,
+    route: { upstreamModel?: string | undefined; onUnsupported?: OnUnsupported | undefined },
+    calls: UpstreamCalls,
+  ) {
     // A missing key sends no auth header, as a request without one: the upstream's 401 says so, not the gateway.
     this.#transport = new Transport({
       provider: { ...preset, apiKeyOptional: true },
@@ -185,7 +208,9 @@ class ProviderTarget implements UpstreamTarget {
     this.secrets = this.#transport.secrets();
     this.retry = this.#transport.streamRetry();
     this.#codec = codec;
-    this.#model = model;
+    this.protocol = codec.name;
+    this.onUnsupported = route.onUnsupported ?? 'drop';
+    this.#model = route.upstreamModel;
     this.#server = urlOf(preset.baseURL);
     this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
   }
@@ -220,7 +245,20 @@ class ProviderTarget implements UpstreamTarget {
 function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls: UpstreamCalls): ProviderTarget {
   const preset = resolveProvider(spec.provider);
   if (!preset.baseURL) throw new RangeError(`The ${preset.name} preset has no URL of its own: give upstream and protocol`);
-  return new ProviderTarget(preset, CODECS[preset.protocol ?? 'chat'], spec.upstreamToken, spec.upstreamModel, calls);
+  const protocol = preset.protocol ?? 'chat';
+  if (protocol === 'gemini') {
+    throw new RangeError(`The ${preset.name} preset speaks Gemini's native API, which the gateway cannot translate yet`);
+  }
+  // An access token (Vertex AI) is fetched and renewed while the gateway runs, and the gateway's list of secrets to
+  // redact is made once at start: refused until that list follows the token, so a token never reaches a client.
+  if (preset.accessToken) throw new RangeError(`The ${preset.name} preset authenticates with access tokens, which the gateway does not take yet`);
+  const target = new ProviderTarget(preset, CODECS[protocol], spec.upstreamToken, spec, calls);
+  // Refused at the start, as a routing file's unset keyEnv is: every request would otherwise go out keyless.
+  if (preset.auth !== 'none' && !preset.apiKeyOptional && target.secrets.length === 0) {
+    const variables = preset.apiKeyEnv.length ? `set ${preset.apiKeyEnv.join(' or ')}, or give` : 'give';
+    throw new RangeError(`The ${preset.name} preset needs an API key: ${variables} upstreamToken`);
+  }
+  return target;
 }
 
 /**
@@ -236,5 +274,5 @@ function urlPreset(upstream: string | URL, protocol: GatewayProtocol): ProviderP
 export function targetOf(spec: UpstreamSpec, calls: UpstreamCalls): UpstreamTarget {
   if ('provider' in spec) return presetTarget(spec, calls);
   if ('dialect' in spec) return new DaemonTarget(spec.upstream, spec.dialect, spec.upstreamToken, calls.fetch);
-  return new ProviderTarget(urlPreset(spec.upstream, spec.protocol), CODECS[spec.protocol], spec.upstreamToken, spec.upstreamModel, calls);
+  return new ProviderTarget(urlPreset(spec.upstream, spec.protocol), CODECS[spec.protocol], spec.upstreamToken, spec, calls);
 }
