@@ -62,3 +62,15 @@ describe.each(Object.keys(requests) as (keyof typeof requests)[])('%s', (protoco
     await expect(requests[protocol](client, { temperature: 0.2, maxSteps: 2, telemetry: {} })).resolves.toBeDefined();
   });
 });
+
+describe('gemini', () => {
+  it('strictRequests: a snake_case field and a misspelled loop field are refused, the Gemini name suggested', async () => {
+    model = await startMockModel({ script: () => ({ content: 'Hi.' }) });
+    const client = new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'AIza-strict', strictRequests: true });
+    const ask = (extra: Loose) =>
+      client.gemini.create({ model: 'gemini-2.5-flash', contents: [{ role: 'user', parts: [{ text: 'Hi' }] }], ...extra });
+    await expect(ask({ generation_config: {} })).rejects.toMatchObject({ field: 'generation_config', suggestion: 'generationConfig' });
+    await expect(ask({ maxStep: 2 })).rejects.toMatchObject({ field: 'maxStep', suggestion: 'maxSteps' });
+    await expect(ask({ generationConfig: { temperature: 0 }, maxSteps: 2 })).resolves.toBeDefined();
+  });
+});
