@@ -118,6 +118,12 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** A failure of a good command line (the port is taken, a module is missing): one line, no usage. */
+function stop(message: string): never {
+  process.stderr.write(`ai4ts-gateway: ${message}\n`);
+  process.exit(2);
+}
+
 function parse() {
   try {
     return parseArgs({
@@ -259,7 +265,7 @@ const serverTimeouts = {
 
 if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
 // Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
-if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => fail(error.message));
+if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => stop(error.message));
 
 /** The routing file's routes; its keys come from the environment variables it names. */
 function routes(path: string | undefined) {
@@ -287,7 +293,7 @@ async function streamStore(): Promise<StreamStore> {
       ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
     });
   const redis = await import('./state/redis.js').catch(() =>
-    fail('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
+    stop('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
   );
   return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
 }
@@ -314,7 +320,7 @@ const gateway = await listenGateway({
   serverTimeouts,
   fetch: httpFetch,
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
-}).catch((error: Error) => fail(error.message));
+}).catch((error: Error) => stop(error.message));
 
 process.stdout.write(`listening on ${gateway.url}\n`);
 // SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.
