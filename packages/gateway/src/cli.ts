@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `ai4ts-gateway` (and `ai4ts-gateway`, its old name, for one release): a gateway that answers Chat Completions,
- * Responses and Messages in front of a typed- or named-event daemon, a provider of any of the three protocols, or
+ * Responses, Messages and Gemini in front of a typed- or named-event daemon, a provider of any of the four protocols, or
  * several of them by model (a routing file).
  */
 import { readFileSync } from 'node:fs';
@@ -49,8 +49,9 @@ function presetKeys(): string {
 
 const HELP = `${USAGE}
 
-A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
-in front of a daemon that streams its own SSE dialect, or a provider of any of the three protocols,
+A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
+(GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
+the four protocols,
 translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
 
 Options:

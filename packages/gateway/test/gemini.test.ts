@@ -269,3 +269,40 @@ describe('a Vertex AI upstream', () => {
     }
   });
 });
+
+describe('a Gemini client in front of a Gemini 3 upstream', () => {
+  it("a text answer's thought signature comes on its own part, and goes back on it", async () => {
+    const upstream = upstreamOf('gemini');
+    const client = genai('gemini');
+    const question: Content = { role: 'user', parts: [{ text: 'Weather in Paris?' }] };
+    const first = await client.models.generateContent({ model: MODEL, contents: [question], config });
+    const model = first.candidates?.[0]?.content;
+    if (!model) throw new Error('no model turn');
+    const functionResponse = { name: 'get_weather', response: { output: '18C' } };
+    const results: Content = { role: 'user', parts: [{ functionResponse }] };
+    const parts: Part[] = [];
+    for await (const chunk of await client.models.generateContentStream({ model: MODEL, contents: [question, model, results], config })) {
+      parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+    }
+    // As Gemini streams it: the text, then its signature on an empty text part.
+    const signature = parts.find((part) => part.thoughtSignature !== undefined);
+    expect(signature).toEqual({ text: '', thoughtSignature: expect.stringMatching(/^Cs/) });
+    const answer: Content = { role: 'model', parts };
+    const again = await client.models.generateContent({
+      model: MODEL,
+      contents: [question, model, results, answer, { role: 'user', parts: [{ text: 'Thanks' }] }],
+      config,
+    });
+    // Aggregated, the signature is on the text part itself.
+    expect(again.candidates?.[0]?.content?.parts).toEqual([{ text: ANSWER, thoughtSignature: expect.stringMatching(/^Cs/) }]);
+    // Both signatures went back to the upstream on the parts they came with.
+    const sent = upstream.seen.at(-1)?.body as { contents: Content[] };
+    expect(sent.contents.map((content) => content.parts)).toEqual([
+      question.parts,
+      [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: model.parts?.[0]?.thoughtSignature }],
+      [{ functionResponse }],
+      [{ text: ANSWER, thoughtSignature: signature?.thoughtSignature }],
+      [{ text: 'Thanks' }],
+    ]);
+  });
+});

@@ -300,6 +300,35 @@ describe('fields translated where the upstream has them, named where it has not'
     expect(answer.candidates[0]).toMatchObject({ content: { role: 'model', parts: [{ text: 'It is 18C in Paris.' }] }, finishReason: 'STOP' });
   });
 
+  it('images: Gemini inlineData to a chat data URL and back; other parts named', async () => {
+    const png = 'iVBORw0KGgo=';
+    const toChat = await send('gemini', 'chat', {
+      contents: [
+        {
+          role: 'user',
+          parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: png } }, { fileData: { fileUri: 'gs://b/f.pdf' } }],
+        },
+      ],
+    });
+    expect(toChat.upstream).toMatchObject({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          ],
+        },
+      ],
+    });
+    expect(toChat.dropped).toBe('contents[].parts[].fileData');
+    const toGemini = await send('chat', 'gemini', {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }],
+    });
+    expect(toGemini.upstream).toMatchObject({ contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }] }] });
+  });
+
   it('onUnsupported: refuse answers a 400 naming the field, and the upstream is not called', async () => {
     const { status, json, upstream } = await send('chat', 'responses', { ...chatBase, stop: 'END' }, 'refuse');
     expect(status).toBe(400);

@@ -4,8 +4,9 @@
  *
  * Thought signatures: a function call's `thoughtSignature` travels in the call's id (see {@link encodeCallId}), the
  * one field every protocol's client sends back unchanged with the call and its result; a thought part's signature is
- * the reasoning's signature (`ReasoningPart.signature`, a `reasoning.signature` event). Each goes back on the part it
- * came with when the turn goes to a Gemini upstream.
+ * the reasoning's signature (`ReasoningPart.signature`, a `reasoning.signature` event); a text part's, which only
+ * Gemini's clients can send back, is a {@link TEXT_SIGNATURE} event and the turn's `textSignature`. Each goes back on
+ * the part it came with when the turn goes to a Gemini upstream.
  */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
@@ -81,7 +82,7 @@ export const GeminiRequestSchema = z.looseObject({
 
 type GeminiRequest = z.infer<typeof GeminiRequestSchema>;
 
-const KNOWN = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'model']);
+const KNOWN = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig']);
 const CONFIG_KNOWN = [
   'temperature',
   'topP',
@@ -95,6 +96,9 @@ const CONFIG_KNOWN = [
 ];
 
 const CALL_ID_PREFIX = 'gmc_';
+
+/** The name of the `unknown` bridge event that carries a text part's thought signature (the other writers skip it). */
+const TEXT_SIGNATURE = 'gemini.text.thoughtSignature';
 
 /** What a gateway call id made by {@link encodeCallId} holds. */
 interface CallIdParts {
@@ -138,10 +142,16 @@ export function decodeCallId(id: string): CallIdParts {
 function match(path: string, query: URLSearchParams): PathRoute | undefined {
   const found = ROUTE.exec(path);
   if (!found?.[1]) return undefined;
-  if (found[2] === 'generateContent') return { model: decodeURIComponent(found[1]), stream: false };
+  let model: string;
+  try {
+    model = decodeURIComponent(found[1]);
+  } catch {
+    throw badRequest('The model in the path is not a valid URL component', 'model');
+  }
+  if (found[2] === 'generateContent') return { model, stream: false };
   // Without alt=sse Gemini streams one JSON array, which the gateway does not write.
   if (query.get('alt') !== 'sse') throw badRequest('streamGenerateContent is served as SSE only: add ?alt=sse', 'alt');
-  return { model: decodeURIComponent(found[1]), stream: true };
+  return { model, stream: true };
 }
 
 function dataUrl(blob: unknown): string | undefined {
@@ -183,8 +193,10 @@ function readTurns(contents: GeminiRequest['contents'], dropped: string[]): Turn
             if (signature !== undefined) last.signature = signature;
           } else turn.reasoning.push({ text: part.text, ...(signature !== undefined && { signature }) });
         }
-        else if (typeof part.text === 'string') turn.text += part.text;
-        else if (isRecord(part.functionCall)) {
+        else if (typeof part.text === 'string') {
+          turn.text += part.text;
+          if (signature !== undefined) turn.textSignature = signature;
+        } else if (isRecord(part.functionCall)) {
           const call = part.functionCall;
           const apiId = typeof call.id === 'string' && call.id !== '' ? call.id : undefined;
           const id = encodeCallId({
@@ -350,7 +362,8 @@ function body(request: GatewayRequest, _model: string): Record<string, unknown> 
       // A thought goes back only with its signature: without one it is the model's text to nobody.
       for (const part of turn.reasoning)
         if (part.signature !== undefined) parts.push({ text: part.text, thought: true, thoughtSignature: part.signature });
-      if (turn.text) parts.push({ text: turn.text });
+      if (turn.text || turn.textSignature !== undefined)
+        parts.push({ text: turn.text, ...(turn.textSignature !== undefined && { thoughtSignature: turn.textSignature }) });
       for (const call of turn.toolCalls) {
         const { id, signature } = decodeCallId(call.id);
         calls.set(call.id, { name: call.name, id });
@@ -472,6 +485,8 @@ function partOf(event: BridgeEvent, options: WriteOptions): GeminiPart | undefin
       return { text: '', thought: true, thoughtSignature: event.signature };
     case 'tool_call.done':
       return options.toolCalls === 'client' ? callPart(event.id, event.name, event.arguments) : undefined;
+    case 'unknown':
+      return event.name === TEXT_SIGNATURE && typeof event.data === 'string' ? { text: '', thoughtSignature: event.data } : undefined;
     default:
       return undefined;
   }
@@ -515,11 +530,18 @@ async function toGenerateContentResponse(events: AsyncIterable<BridgeEvent>, opt
     const part = partOf(event, options);
     if (!part) continue;
     const last = parts.at(-1);
+    // A signature ends its part: what follows it is a new part.
     const joins =
-      last !== undefined && typeof last.text === 'string' && last.thoughtSignature === undefined && (last.thought === true) === (part.thought === true);
-    if (joins && typeof part.text === 'string' && event.type !== 'reasoning.signature') last.text += part.text;
-    else if (joins && event.type === 'reasoning.signature') last.thoughtSignature = event.signature;
-    else parts.push(part);
+      last !== undefined &&
+      typeof last.text === 'string' &&
+      typeof part.text === 'string' &&
+      last.thoughtSignature === undefined &&
+      (last.thought === true) === (part.thought === true);
+    if (!joins) parts.push(part);
+    else {
+      last.text += part.text;
+      if (part.thoughtSignature !== undefined) last.thoughtSignature = part.thoughtSignature;
+    }
   }
   const shell = { responseId: newId('gmr'), modelVersion: options.model };
   return {
@@ -533,10 +555,9 @@ async function toGenerateContentResponse(events: AsyncIterable<BridgeEvent>, opt
  * Gemini id and the signature of its part, a thought part's signature as a `reasoning.signature` event.
  */
 async function* readGemini(response: Response, options: Parameters<ProtocolCodec['read']>[1]): AsyncGenerator<BridgeEvent> {
-  /** Per chunk: the calls' Gemini ids and signatures in order, and the signatures of thought parts. */
+  /** The calls' Gemini ids and signatures in order, for the listener's calls as they come. */
   const calls: { id?: string; signature?: string }[] = [];
-  let thoughtSignature: string | undefined;
-  const peek = (sse: SseEvent): BridgeEvent | undefined => {
+  const peek = (sse: SseEvent): BridgeEvent[] | undefined => {
     if (!sse.data.includes('thoughtSignature') && !sse.data.includes('functionCall')) return undefined;
     let data: GenerateContentResponse;
     try {
@@ -544,18 +565,18 @@ async function* readGemini(response: Response, options: Parameters<ProtocolCodec
     } catch {
       return undefined;
     }
+    const signatures: BridgeEvent[] = [];
     for (const part of data.candidates?.[0]?.content?.parts ?? []) {
       if (isRecord(part.functionCall) && typeof part.functionCall.name === 'string')
         calls.push({
           ...(typeof part.functionCall.id === 'string' && part.functionCall.id !== '' && { id: part.functionCall.id }),
           ...(part.thoughtSignature !== undefined && { signature: part.thoughtSignature }),
         });
-      else if (part.thought === true && part.thoughtSignature !== undefined) thoughtSignature = part.thoughtSignature;
+      else if (part.thoughtSignature === undefined || typeof part.text !== 'string') continue;
+      else if (part.thought === true) signatures.push({ type: 'reasoning.signature', signature: part.thoughtSignature });
+      else signatures.push({ type: 'unknown', name: TEXT_SIGNATURE, data: part.thoughtSignature });
     }
-    if (thoughtSignature === undefined) return undefined;
-    const signature = thoughtSignature;
-    thoughtSignature = undefined;
-    return { type: 'reasoning.signature', signature };
+    return signatures;
   };
   const ids = new Map<string, string>();
   const events = readWithListener(GEMINI_PROTOCOL.createListener(undefined, options.quirks), GEMINI_PROTOCOL, response, {

@@ -1,5 +1,5 @@
 /**
- * The gateway's one request shape. Each inbound protocol (Chat Completions, Responses, Messages) is parsed into a
+ * The gateway's one request shape. Each inbound protocol (Chat Completions, Responses, Messages, Gemini) is parsed into a
  * {@link GatewayRequest}, and each upstream protocol's body is built from it, so that N protocols need N parsers and N
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
@@ -35,7 +35,14 @@ export interface ReasoningPart {
 /** One turn of the conversation. */
 export type Turn =
   | { role: 'user'; parts: Part[] }
-  | { role: 'assistant'; text: string; reasoning: ReasoningPart[]; toolCalls: ToolCallSpec[] }
+  | {
+      role: 'assistant';
+      text: string;
+      reasoning: ReasoningPart[];
+      toolCalls: ToolCallSpec[];
+      /** The `thoughtSignature` of a Gemini answer's text: sent back on its text part to a Gemini upstream. */
+      textSignature?: string;
+    }
   | { role: 'tool'; callId: string; output: string; isError: boolean };
 
 /** A client tool: a function with a JSON Schema for its arguments. */
@@ -69,7 +76,7 @@ export interface CarriedOptions {
   parallelToolCalls: boolean | undefined;
   /** The end user: `user` (Chat, Responses), `metadata.user_id` (Messages). */
   user: string | undefined;
-  /** Carried only to an upstream of the inbound protocol: the three name different tiers. */
+  /** Carried only to an upstream of the inbound protocol: the protocols name different tiers. */
   serviceTier: string | undefined;
   responseFormat: ResponseFormat | undefined;
 }
