@@ -10,7 +10,7 @@
  */
 import type { FinishReason, Usage } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
-import { GEMINI_PROTOCOL, type Part as GeminiPart, type GenerateContentResponse } from '@ai4ts/gemini';
+import { GEMINI_PROTOCOL, type Part as GeminiPart } from '@ai4ts/gemini';
 import type { SseEvent, SseMessage } from '@ai4ts/sse';
 import { z } from 'zod';
 import { type BridgeEvent, CompletionBuilder, openAIErrorObject } from '@ai4ts/bridge';
@@ -154,9 +154,10 @@ function match(path: string, query: URLSearchParams): PathRoute | undefined {
   return { model, stream: true };
 }
 
-function dataUrl(blob: unknown): string | undefined {
+/** An `inlineData` image as a `data:` URL; undefined for anything else (audio, PDF, ...). */
+function imageOf(blob: unknown): Part | undefined {
   if (!isRecord(blob) || typeof blob.mimeType !== 'string' || typeof blob.data !== 'string') return undefined;
-  return `data:${blob.mimeType};base64,${blob.data}`;
+  return blob.mimeType.startsWith('image/') ? { type: 'image', url: `data:${blob.mimeType};base64,${blob.data}` } : undefined;
 }
 
 function textOfParts(parts: readonly Record<string, unknown>[]): string {
@@ -223,9 +224,8 @@ function readTurns(contents: GeminiRequest['contents'], dropped: string[]): Turn
         turns.push({ role: 'tool', callId: call.id, ...outputOf(response.response) });
       } else if (typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
       else {
-        const url = dataUrl(part.inlineData);
-        if (url !== undefined && String((part.inlineData as Record<string, unknown>).mimeType).startsWith('image/'))
-          parts.push({ type: 'image', url });
+        const image = imageOf(part.inlineData);
+        if (image) parts.push(image);
         else dropped.push(`contents[].parts[].${Object.keys(part)[0] ?? 'empty'}`);
       }
     }
@@ -530,18 +530,17 @@ async function toGenerateContentResponse(events: AsyncIterable<BridgeEvent>, opt
     const part = partOf(event, options);
     if (!part) continue;
     const last = parts.at(-1);
-    // A signature ends its part: what follows it is a new part.
-    const joins =
+    // Text joins the text part before it, unless a signature ended that one.
+    if (
       last !== undefined &&
       typeof last.text === 'string' &&
       typeof part.text === 'string' &&
       last.thoughtSignature === undefined &&
-      (last.thought === true) === (part.thought === true);
-    if (!joins) parts.push(part);
-    else {
+      (last.thought === true) === (part.thought === true)
+    ) {
       last.text += part.text;
       if (part.thoughtSignature !== undefined) last.thoughtSignature = part.thoughtSignature;
-    }
+    } else parts.push(part);
   }
   const shell = { responseId: newId('gmr'), modelVersion: options.model };
   return {
@@ -559,22 +558,17 @@ async function* readGemini(response: Response, options: Parameters<ProtocolCodec
   const calls: { id?: string; signature?: string }[] = [];
   const peek = (sse: SseEvent): BridgeEvent[] | undefined => {
     if (!sse.data.includes('thoughtSignature') && !sse.data.includes('functionCall')) return undefined;
-    let data: GenerateContentResponse;
-    try {
-      data = JSON.parse(sse.data) as GenerateContentResponse;
-    } catch {
-      return undefined;
-    }
     const signatures: BridgeEvent[] = [];
-    for (const part of data.candidates?.[0]?.content?.parts ?? []) {
+    for (const part of partsOf(sse.data)) {
+      const signature = typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined;
       if (isRecord(part.functionCall) && typeof part.functionCall.name === 'string')
         calls.push({
           ...(typeof part.functionCall.id === 'string' && part.functionCall.id !== '' && { id: part.functionCall.id }),
-          ...(part.thoughtSignature !== undefined && { signature: part.thoughtSignature }),
+          ...(signature !== undefined && { signature }),
         });
-      else if (part.thoughtSignature === undefined || typeof part.text !== 'string') continue;
-      else if (part.thought === true) signatures.push({ type: 'reasoning.signature', signature: part.thoughtSignature });
-      else signatures.push({ type: 'unknown', name: TEXT_SIGNATURE, data: part.thoughtSignature });
+      else if (signature === undefined || typeof part.text !== 'string') continue;
+      else if (part.thought === true) signatures.push({ type: 'reasoning.signature', signature });
+      else signatures.push({ type: 'unknown', name: TEXT_SIGNATURE, data: signature });
     }
     return signatures;
   };
@@ -593,6 +587,19 @@ async function* readGemini(response: Response, options: Parameters<ProtocolCodec
       yield { ...event, id: ids.get(event.id) ?? event.id };
     else yield event;
   }
+}
+
+/** The parts of a chunk's first candidate (what the gateway answers with); none when the data is not a chunk. */
+function partsOf(data: string): Record<string, unknown>[] {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(data);
+  } catch {
+    return [];
+  }
+  const candidate = isRecord(chunk) && Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+  const content = isRecord(candidate) ? candidate.content : undefined;
+  return isRecord(content) && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
 }
 
 /** Gemini's `generateContent`, in and out. */

@@ -16,7 +16,7 @@ export interface ListenOptions extends CodecReadOptions {
    * Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature):
    * what it returns follows the event's normalized events.
    */
-  peek?: (event: SseEvent) => BridgeEvent | readonly BridgeEvent[] | undefined;
+  peek?: (event: SseEvent) => BridgeEvent | BridgeEvent[] | undefined;
 }
 
 /**
