@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `ai4ts-gateway` (and `ai4ts-gateway`, its old name, for one release): a gateway that answers Chat Completions,
- * Responses and Messages in front of a typed- or named-event daemon, a provider of any of the three protocols, or
+ * Responses, Messages and Gemini in front of a typed- or named-event daemon, a provider of any of the four protocols, or
  * several of them by model (a routing file).
  */
 import { readFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ function isProviderName(name: string): name is ProviderName {
   return Object.hasOwn(PROVIDERS, name);
 }
 
-const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
+const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages|gemini)
                     | --provider NAME | --routes FILE) [--upstream-model M] [--on-unsupported drop|refuse]
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
@@ -50,15 +50,16 @@ function presetKeys(): string {
 
 const HELP = `${USAGE}
 
-A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
-in front of a daemon that streams its own SSE dialect, or a provider of any of the three protocols,
+A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
+(GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
+the four protocols,
 translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
                          with its version (https://api.openai.com/v1)
   --dialect typed|named  the daemon's SSE dialect
-  --upstream-protocol chat|responses|messages
+  --upstream-protocol chat|responses|messages|gemini
                          the protocol the provider at --upstream speaks
   --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
   --upstream-model M     the model name sent to a provider (default: the client's)
@@ -185,8 +186,8 @@ if (!upstream && !provider && !values.routes) fail('give --upstream, --provider 
 if (upstream && !URL.canParse(upstream)) fail(`--upstream is not a URL: ${upstream}`);
 if (upstream && provider) fail('give --upstream or --provider, not both');
 if (dialect !== undefined && dialect !== 'typed' && dialect !== 'named') fail('--dialect must be typed or named');
-if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages'].includes(upstreamProtocol))
-  fail('--upstream-protocol must be chat, responses or messages');
+if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages', 'gemini'].includes(upstreamProtocol))
+  fail('--upstream-protocol must be chat, responses, messages or gemini');
 if (upstream && (dialect === undefined) === (upstreamProtocol === undefined))
   fail('--upstream needs --dialect (a daemon) or --upstream-protocol (a provider)');
 if (provider !== undefined && !Object.hasOwn(PROVIDERS, provider)) fail(`--provider: unknown preset ${provider}`);
@@ -301,7 +302,10 @@ async function streamStore(): Promise<StreamStore> {
 const gateway = await listenGateway({
   ...(upstream === undefined ? {} : { upstream }),
   ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
-  ...(upstreamProtocol === 'chat' || upstreamProtocol === 'responses' || upstreamProtocol === 'messages'
+  ...(upstreamProtocol === 'chat' ||
+  upstreamProtocol === 'responses' ||
+  upstreamProtocol === 'messages' ||
+  upstreamProtocol === 'gemini'
     ? { upstreamProtocol }
     : {}),
   ...(provider !== undefined && isProviderName(provider) ? { provider } : {}),
