@@ -5,6 +5,7 @@
  * a header a fetch-style `Request` does not carry, so the check is the SDK's Express middleware's
  * (`hostHeaderValidation`: hostnames, any port, localhost by default) applied to the request URL.
  */
+import { sameText } from '@ai4ts/core/internal';
 
 /** What the SDK's `localhostHostValidation` allows: this machine's names. */
 const LOCALHOST: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
@@ -76,9 +77,3 @@ function unauthorized(challenge: string): Response {
   return jsonRpcError(401, -32000, 'Unauthorized', { 'www-authenticate': challenge });
 }
 
-/** Compares two tokens in time that depends only on their lengths (as the gateway's bearer check does). */
-function sameText(a: string, b: string): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
-  return diff === 0;
-}

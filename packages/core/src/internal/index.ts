@@ -44,6 +44,7 @@ export { unknownFields } from './fields.js';
 export { type CreatedReader, type Endpoint, readCreated, type Route, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { assertNever } from './never.js';
+export { sameText } from './same-text.js';
 export {
   forwardStep,
   type OpenEvents,

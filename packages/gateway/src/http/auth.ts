@@ -2,6 +2,7 @@
  * The bearer check on clients. The tokens live in a `#private` field, so that the check can be logged or inspected
  * without showing them, and a refusal names neither the token sent nor the ones expected.
  */
+import { sameText } from '@ai4ts/core/internal';
 import { HttpError, invalid } from './errors.js';
 
 /** A key a client sent outside the `Authorization` header, and where it was (for the refusal's message). */
@@ -48,9 +49,3 @@ export class BearerAuth {
   }
 }
 
-/** Compares two tokens in time that depends only on their lengths. */
-function sameText(a: string, b: string): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
-  return diff === 0;
-}
