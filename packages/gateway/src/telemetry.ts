@@ -118,10 +118,18 @@ export class RequestSpan {
 
   /**
    * Starts the upstream call's span under this one: `chat {model}`, kind CLIENT, with the gen_ai attributes of
-   * `body` (the upstream's wire body; its content only with `recordContent`), as core's clients record it.
+   * `body` (the upstream's wire body; its content only with `recordContent`), as core's clients record it; the
+   * upstream's `secrets` (its key or access token) never reach the span.
    */
-  startUpstream(provider: string, server: URL | undefined, protocol: string, body: Record<string, unknown>): ModelSpan {
-    const telemetry = Telemetry.of(this.#api, { ...this.#options, parent: this.#context }, provider, server);
+  startUpstream(
+    provider: string,
+    server: URL | undefined,
+    protocol: string,
+    body: Record<string, unknown>,
+    secrets: readonly string[],
+  ): ModelSpan {
+    const options = { ...this.#options, parent: this.#context };
+    const telemetry = Telemetry.of(this.#api, options, provider, server, secrets);
     return telemetry.startModel(protocol, body);
   }
 

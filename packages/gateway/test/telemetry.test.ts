@@ -245,6 +245,27 @@ describe('failures', () => {
     expect(server.attributes['error.type']).toBeUndefined();
   });
 
+  it('an upstream 401 that echoes the upstream key: the key is on no span, even with recordContent', async () => {
+    const { exporter, telemetry } = otel();
+    const echo = { error: { type: 'authentication_error', message: `invalid x-api-key ${UPSTREAM_KEY}` } };
+    const model = await mockModel([{ httpError: { status: 401, body: echo } }]);
+    const proxy = await gateway({
+      upstream: model.baseURL,
+      upstreamProtocol: 'messages',
+      upstreamToken: UPSTREAM_KEY,
+      telemetry: { ...telemetry, recordContent: true },
+      upstreamRetry: { maxRetries: 0 },
+    });
+    const answer = await ask(proxy, 'chat', false);
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+
+    const spans = exporter.getFinishedSpans();
+    const upstream = spans.find((span) => span.kind === SpanKind.CLIENT);
+    expect(upstream?.events.map((event) => event.name)).toEqual(['exception']);
+    expect(dump(spans)).toContain('invalid x-api-key');
+    expect(dump(spans)).not.toContain(UPSTREAM_KEY);
+  });
+
   it('an upstream 500 fails both spans: the gateway answers 502', async () => {
     const { exporter, telemetry } = otel();
     const model = await mockModel([{ httpError: { status: 500 } }]);

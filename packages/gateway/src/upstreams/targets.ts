@@ -164,7 +164,7 @@ class DaemonTarget implements UpstreamTarget {
   /** The dialect names the provider; the span's input is the message the daemon is sent. */
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
     const body = { model: request.model, messages: [{ role: 'user', content: messageOf(request) }] };
-    return parent.startUpstream(this.#dialect.name, urlOf(this.#url), 'daemon', body);
+    return parent.startUpstream(this.#dialect.name, urlOf(this.#url), 'daemon', body, this.secrets);
   }
 }
 
@@ -253,7 +253,8 @@ class ProviderTarget implements UpstreamTarget {
   }
 
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
-    return parent.startUpstream(this.#transport.provider.name, this.#server, this.#codec.name, this.#body(request));
+    const { name } = this.#transport.provider;
+    return parent.startUpstream(name, this.#server, this.#codec.name, this.#body(request), this.secrets);
   }
 
   #body(request: GatewayRequest): Record<string, unknown> {
