@@ -15,6 +15,7 @@ import { Ai4ts, type ApprovalDecision, type ChatLoopState, LoopStateError, type 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bankTools } from './fixtures/bank-tools.js';
+import { geminiToolResults } from './fixtures/gemini-tool-results.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const loopbackOnly = fileURLToPath(new URL('./fixtures/loopback-fetch.mjs', import.meta.url));
@@ -125,17 +126,7 @@ const protocols = {
       c.gemini.create({ model: GEMINI_MODEL, contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: bankTools(ran) }),
     stream: (c: Ai4ts, ran: string[]) =>
       c.gemini.stream({ model: GEMINI_MODEL, contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: bankTools(ran) }),
-    // Each `functionResponse` by its id, with what the model reads: `{ output }`, or `{ error }` for a refused call.
-    toolResults: (body: unknown): [string, unknown][] =>
-      z
-        .object({ contents: z.array(z.object({ parts: z.array(z.looseObject({ functionResponse: z.unknown().optional() })) })) })
-        .parse(body)
-        .contents.flatMap((content) => content.parts)
-        .flatMap((part) => {
-          if (part.functionResponse === undefined) return [];
-          const { id, response } = z.object({ id: z.string().optional(), response: z.record(z.string(), z.unknown()) }).parse(part.functionResponse);
-          return [[id ?? '(no id)', 'error' in response ? JSON.stringify({ error: response.error }) : response.output] as [string, unknown]];
-        }),
+    toolResults: geminiToolResults,
   },
 } as const;
 
