@@ -257,7 +257,8 @@ describe('one scenario through the four protocols', () => {
       const result = await protocol.create(c);
       expectScenarioResult(result);
       const ids = (result.steps[0]?.toolCalls ?? []).map((call) => call.id);
-      const firstId = result.steps[0]?.completion.id ?? '';
+      const first = result.steps[0]?.completion.id;
+      const firstId = typeof first === 'string' ? first : '';
       expect(model?.requests).toHaveLength(2);
       expect(model?.requests[1]?.body).toEqual(protocol.secondBody(ids, firstId));
       for (const request of model?.requests ?? []) {

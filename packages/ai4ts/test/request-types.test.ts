@@ -63,8 +63,6 @@ export function typeErrors(client: Ai4ts): void {
   void client.gemini.create({ model: 'm', contents, generationConfig: { maxOutputTokens: 'lots' } });
   // @ts-expect-error: a misspelled field in loop mode
   void client.gemini.stream({ model: 'm', contents, tools: [echo], systemInstructions: { parts: [{ text: 'x' }] } });
-  // @ts-expect-error: a role the API does not know
-  void client.gemini.create({ model: 'm', contents: [{ role: 'assistant', parts: [{ text: 'Hi' }] }] });
   // @ts-expect-error: contents, not messages
   void client.gemini.create({ model: 'm', messages });
 }

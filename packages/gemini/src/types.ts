@@ -2,6 +2,8 @@
  * The wire types of Gemini's `generateContent` (Google AI Studio's REST API, v1beta), with the names of Google's
  * `@google/genai` SDK. Every object may carry fields not listed here: they are kept as sent.
  */
+import type { SdkFields } from '@ai4ts/core';
+
 /** A JSON Schema, as sent. */
 type JsonSchema = Record<string, unknown>;
 
@@ -155,7 +157,7 @@ export interface SafetySetting {
  * A `generateContent` request. `model` (`gemini-2.5-flash`, or `models/gemini-2.5-flash`) goes in the URL, not the
  * body; every other field is the API's.
  */
-export interface GenerateContentRequest {
+export interface GenerateContentRequest extends SdkFields {
   model: string;
   contents: Content[];
   systemInstruction?: Content;
