@@ -17,18 +17,24 @@ import { convertTemperature, getWeather } from './tools.ts';
 
 const DEFAULT_MODELS: Record<string, string> = { openai: 'gpt-4o-mini', deepseek: 'deepseek-chat' };
 
+/** A wrong flag or setting: one line and status 2, as a command line tool says it (no stack trace). */
+function usageError(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
+}
+
 /** The real provider the environment names; only asked for with `--live`. */
 function liveProvider(): { options: Ai4tsOptions; model: string } {
   const name = process.env.AI4TS_PROVIDER ?? 'openai';
-  if (!isProviderName(name)) throw new Error(`Unknown provider "${name}": use one of ${Object.keys(PROVIDERS).join(', ')}`);
+  if (!isProviderName(name)) usageError(`Unknown provider "${name}": use one of ${Object.keys(PROVIDERS).join(', ')}`);
   const preset = resolveProvider(name);
   // A local server (ollama, vLLM) may need no key; a hosted provider does.
   const keyless = preset.apiKeyEnv.length === 0 || preset.apiKeyOptional === true;
   if (!keyless && !preset.apiKeyEnv.some((key) => process.env[key])) {
-    throw new Error(`--live needs a key for ${name}: set ${preset.apiKeyEnv.join(' or ')}`);
+    usageError(`--live needs a key for ${name}: set ${preset.apiKeyEnv.join(' or ')}`);
   }
   const model = process.env.AI4TS_MODEL ?? DEFAULT_MODELS[name];
-  if (!model) throw new Error(`Set AI4TS_MODEL to the ${name} model to use`);
+  if (!model) usageError(`Set AI4TS_MODEL to the ${name} model to use`);
   return { options: { provider: name }, model };
 }
 
@@ -50,7 +56,7 @@ type Protocol = (typeof PROTOCOLS)[number];
 const asked = process.argv.find((arg) => arg.startsWith('--protocol='))?.slice('--protocol='.length);
 const chosen = asked ?? process.env.AI4TS_PROTOCOL ?? 'chat';
 const isProtocol = (name: string): name is Protocol => PROTOCOLS.some((protocol) => protocol === name);
-if (!isProtocol(chosen)) throw new Error(`Unknown protocol "${chosen}": use ${PROTOCOLS.join(', ')}`);
+if (!isProtocol(chosen)) usageError(`Unknown protocol "${chosen}": use ${PROTOCOLS.join(', ')}`);
 const protocol: Protocol = chosen;
 
 const live = process.argv.includes('--live') || process.env.AI4TS_LIVE === '1';

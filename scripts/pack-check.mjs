@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /**
- * `npm run pack:check` (CI, after `npm run build`): the packages as npm would publish them, used the way a new
- * project would use them.
+ * `npm run pack:check`: the packages as npm would publish them, used the way a new project would use them. Needs no
+ * earlier `npm run build`: each package's `prepack` builds it, as `npm pack` and `npm publish` in its folder do.
  *
- * 1. `npm pack` every workspace into a temporary directory.
- * 2. Each tarball: the manifest (sibling dependencies are semver ranges the sibling's version satisfies, never `*`
+ * 1. `npm pack` every workspace into a temporary directory (its `prepack` builds it first).
+ * 2. Each tarball: `dist/` inside, no `src/` and no source map; the manifest (sibling dependencies are semver ranges the sibling's version satisfies, never `*`
  *    or `file:`; `repository`, `homepage`, `license`, `engines`; no `private`), LICENSE and README.md inside, then
  *    publint and @arethetypeswrong/cli on the tarball itself.
  * 3. A fresh project outside the repo (no workspace) installs the tarballs alone, plus zod; the other dependencies
@@ -53,7 +53,7 @@ const tarballDir = join(work, 'tarballs');
 mkdirSync(tarballDir);
 const packed = run('npm', ['pack', '--json', '--pack-destination', tarballDir, ...manifests.flatMap((p) => ['-w', p.name])]);
 if (!packed.ok) {
-  console.log('pack:check: npm pack failed');
+  console.log('pack:check: npm pack failed (its prepack builds each package: see the build errors above)');
   process.exit(1);
 }
 const tarballs = JSON.parse(packed.stdout);
@@ -64,6 +64,10 @@ for (const tarball of tarballs) {
   const pkg = manifests.find((p) => p.name === tarball.name);
   const path = join(tarballDir, tarball.filename);
   const files = new Set(tarball.files.map((f) => f.path));
+  const failed = failures.length;
+  if (!files.has(pkg.types.replace(/^\.\//, ''))) fail(`${pkg.name}: ${pkg.types} is not in the tarball (not built?)`);
+  const extra = [...files].filter((file) => file.startsWith('src/') || file.endsWith('.map'));
+  if (extra.length > 0) fail(`${pkg.name}: the tarball carries sources or source maps: ${extra.slice(0, 3).join(', ')}`);
   for (const file of ['LICENSE', 'README.md', 'package.json']) {
     if (!files.has(file)) fail(`${pkg.name}: ${file} is not in the tarball`);
   }
@@ -90,7 +94,7 @@ for (const tarball of tarballs) {
   // model predates; node10 resolution cannot see subpath exports. Everything else attw checks must be clean.
   const attw = run(bin('attw'), ['--profile', 'node16', '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'ascii', path]);
   if (!attw.ok) fail(`${pkg.name}: @arethetypeswrong/cli`);
-  console.log(`ok   ${tarball.filename}: ${files.size} files, ${(tarball.size / 1024).toFixed(0)} KB packed`);
+  if (failures.length === failed) console.log(`ok   ${tarball.filename}: ${files.size} files, ${(tarball.size / 1024).toFixed(0)} KB packed`);
 }
 
 // 3. A fresh project that installs the tarballs alone.

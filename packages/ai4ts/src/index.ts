@@ -81,6 +81,7 @@ export {
   TimeoutError,
   type TimeoutPhase,
   ToolError,
+  UnknownFieldError,
 } from '@ai4ts/core';
 
 // Events: the normalized stream every protocol emits.

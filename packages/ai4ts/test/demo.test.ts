@@ -106,4 +106,11 @@ describe('npm start (examples/agent.ts)', { timeout: 60_000 }, () => {
     expect(code).not.toBe(0);
     expect(stderr).toContain('--live needs a key for deepseek: set DEEPSEEK_API_KEY');
   });
+
+  it('a wrong --protocol is one line on stderr and status 2, no stack trace', async () => {
+    const { code, stdout, stderr } = await demo(['--protocol=bogus'], {});
+    expect(code).toBe(2);
+    expect(stderr).toBe('Unknown protocol "bogus": use chat, responses, messages\n');
+    expect(stdout).toBe('');
+  });
 });

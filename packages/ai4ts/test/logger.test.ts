@@ -83,7 +83,7 @@ describe('logger', () => {
       ['info', 'ai4ts: request', 200, 0],
       ['warn', 'ai4ts: model call failed', undefined, undefined],
     ]);
-    expect(lines[4]?.[2]).toMatchObject({ protocol: 'messages', requestId: 'req_3', error: 'ApiError: boom' });
+    expect(lines[4]?.[2]).toMatchObject({ protocol: 'messages', requestId: 'req_3', error: 'ApiError: in-stream error, code api_error' });
     expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 
@@ -100,7 +100,7 @@ describe('logger', () => {
     const client = await start([{ content: ANSWER }], { logger, logLevel: 'debug', logBodies: true });
     await client.chat.stream(request).final();
     const body = lines.find(([, message]) => message === 'ai4ts: request body')?.[2];
-    expect(body?.body).toMatchObject({ model: 'mock-model', messages: request.messages, stream: true });
+    expect(JSON.parse(String(body?.body))).toMatchObject({ model: 'mock-model', messages: request.messages, stream: true });
     expect(body?.headers).toMatchObject({ authorization: '[redacted]' });
     const result = lines.find(([, message]) => message === 'ai4ts: model call result')?.[2];
     expect(JSON.stringify(result)).toContain(ANSWER);
@@ -172,5 +172,16 @@ describe('logger', () => {
     const client = await start([{ content: ANSWER }], { logger: broken });
     const completion = await client.chat.create(request);
     expect(completion.choices[0]?.message.content).toBe(ANSWER);
+  });
+
+  it('an HTTP error: the model call failed line carries the request id the request failed line had', async () => {
+    const { logger, lines } = testLogger();
+    const client = await start([{ httpError: { status: 401 } }], { logger });
+    await expect(client.chat.create(request)).rejects.toMatchObject({ status: 401 });
+    const failed = lines.filter(([, message]) => message.endsWith('failed')).map(([, message, fields]) => [message, fields?.requestId]);
+    expect(failed).toEqual([
+      ['ai4ts: request failed', 'req_1'],
+      ['ai4ts: model call failed', 'req_1'],
+    ]);
   });
 });

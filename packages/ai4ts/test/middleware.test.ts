@@ -6,7 +6,10 @@
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import {
   Ai4ts,
+  AbortError,
   Ai4tsError,
+  type RequestOptions,
+  TimeoutError,
   defineTool,
   isChatCompletion,
   isGenerateContentResponse,
@@ -374,5 +377,42 @@ describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming th
     const transformed = streams[protocol](client);
     await transformed.final();
     expect(Object.hasOwn(transformed.listener, 'emit')).toBe(true);
+  });
+});
+
+describe('a middleware that never answers', () => {
+  const never = (): Promise<never> => new Promise(() => undefined);
+  const calls = {
+    create: (c: Ai4ts, options: RequestOptions) => c.chat.create({ model: 'mock-model', messages: [user] }, options),
+    stream: (c: Ai4ts, options: RequestOptions) => c.chat.stream({ model: 'mock-model', messages: [user] }, options).final(),
+  };
+
+  it.each(Object.keys(calls) as (keyof typeof calls)[])('%s: the call’s signal aborts it (AbortError)', async (kind) => {
+    const client = await start([{ content: 'Hi.' }]);
+    client.use(never);
+    const controller = new AbortController();
+    const pending = calls[kind](client, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(pending).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it.each(Object.keys(calls) as (keyof typeof calls)[])('%s: the call’s headers timeout ends it (TimeoutError)', async (kind) => {
+    const client = await start([{ content: 'Hi.' }]);
+    client.use(never);
+    const error = await calls[kind](client, { timeouts: { headers: 50 } }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ phase: 'headers', timeoutMs: 50 });
+  });
+
+  it('a middleware that hangs after next() is still ended by the signal', async () => {
+    const client = await start([{ content: 'Hi.' }]);
+    client.use(async (_ctx, next) => {
+      await next();
+      return never();
+    });
+    const controller = new AbortController();
+    const pending = calls.create(client, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toBeInstanceOf(AbortError);
   });
 });

@@ -33,11 +33,6 @@ export interface Protocol {
   text(result: unknown): string | undefined;
   /** An in-stream error in this protocol's shape, as one SSE block. */
   errorFrame(code: string, message: string): string;
-  /**
-   * How many of a recording's blocks complete the stream when it ends there. The whole recording, but for chat:
-   * a stream without `[DONE]` is complete at its last finish_reason (docs/chat.md: Ollama ends so).
-   */
-  completesAfter(blocks: Recording): number;
 }
 
 const prompt = [{ role: 'user' as const, content: 'Hi' }];
@@ -53,7 +48,6 @@ export const PROTOCOLS: readonly Protocol[] = [
     eventText: (data) => stringAt(data, 'choices', 0, 'delta', 'content'),
     text: (result) => stringAt(result, 'choices', 0, 'message', 'content'),
     errorFrame: (code, message) => sseFrame({ error: { message, type: code, code } }),
-    completesAfter: (blocks) => blocks.findLastIndex((block) => valueAt(blockData(block), 'choices', 0, 'finish_reason')) + 1,
   },
   {
     name: 'responses',
@@ -64,7 +58,6 @@ export const PROTOCOLS: readonly Protocol[] = [
     eventText: (data) => (stringAt(data, 'type') === 'response.output_text.delta' ? stringAt(data, 'delta') : ''),
     text: (result) => stringAt(result, 'output_text'),
     errorFrame: (code, message) => sseFrame({ type: 'error', sequence_number: 999, code, message, param: null }, 'error'),
-    completesAfter: (blocks) => blocks.length,
   },
   {
     name: 'messages',
@@ -80,7 +73,6 @@ export const PROTOCOLS: readonly Protocol[] = [
       return content.map((block) => (stringAt(block, 'type') === 'text' ? stringAt(block, 'text') : '')).join('');
     },
     errorFrame: (code, message) => sseFrame({ type: 'error', error: { type: code, message } }, 'error'),
-    completesAfter: (blocks) => blocks.length,
   },
   {
     name: 'gemini',

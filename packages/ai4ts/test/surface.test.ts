@@ -54,6 +54,7 @@ const VALUES = [
   'ToolError',
   'ToolLoopStream',
   'Transport',
+  'UnknownFieldError',
   'collectChatCompletion',
   'collectGemini',
   'collectMessage',

@@ -331,7 +331,7 @@ describe('telemetry of single requests', () => {
     expect(stream.response?.requestId).toBe('req_3');
   });
 
-  it('a failed stream: status ERROR, error.type, the exception recorded, the duration metric with error.type', async () => {
+  it('a failed stream: status ERROR, error.type, the exception recorded (no provider text without recordContent), the duration metric with error.type', async () => {
     const otel = telemetry();
     const client = await start([{ content: 'Half an ans', streamError: { message: 'The model is overloaded', type: 'overloaded' } }], {
       telemetry: { tracer: otel.tracer, meter: otel.meter },
@@ -341,7 +341,7 @@ describe('telemetry of single requests', () => {
     );
     const [span] = otel.exporter.getFinishedSpans();
     expect(span?.name).toBe('chat mock-model');
-    expect(span?.status).toEqual({ code: 2, message: 'The model is overloaded' });
+    expect(span?.status).toEqual({ code: 2, message: 'in-stream error, code overloaded' });
     expect(span?.attributes['error.type']).toBe('ApiError');
     expect(span?.events.map((event) => event.name)).toEqual(['exception']);
     expect(span?.attributes['gen_ai.response.id']).toBeUndefined();
@@ -396,5 +396,79 @@ describe('telemetry of single requests', () => {
     const result = await client.chat.create({ model: 'mock-model', messages: [user], tools: [getWeather] });
     expect(otel.exporter.getFinishedSpans()).toEqual([]);
     expect(result.steps.map((step) => resultInfo(step.completion)?.requestId)).toEqual(['req_1', 'req_2']);
+  });
+});
+
+describe('what spans and the warn log never carry', () => {
+  const ARGUMENT = 'TOOLARG-Paris-private';
+  const USER_TEXT = 'USERTEXT-my-private-question';
+
+  /** Everything a span exports as text: name, attributes, events and their attributes, status. */
+  const exported = (spans: readonly ReadableSpan[]) =>
+    JSON.stringify(
+      spans.map((span) => [span.name, span.attributes, span.events.map((e) => [e.name, e.attributes]), span.status]),
+    );
+
+  const leaky = defineTool({
+    name: 'look',
+    description: 'Looks a city up',
+    parameters: z.object({ city: z.string() }),
+    execute: ({ city }) => {
+      throw new Error(`lookup failed for ${city} with ${KEY}`);
+    },
+  });
+  const leakyScript: MockTurn[] = [
+    { toolCalls: [{ name: 'look', arguments: { city: ARGUMENT } }] },
+    { content: 'Sorry.' },
+  ];
+
+  it('a tool that throws its arguments and the key: the exception event has its class and a generic message', async () => {
+    const otel = telemetry();
+    const client = await start(leakyScript, { telemetry: { tracer: otel.tracer, meter: otel.meter } });
+    await client.chat.create({ model: 'mock-model', messages: [user], tools: [leaky] });
+    const spans = otel.exporter.getFinishedSpans();
+    const [tool] = byName(spans, 'execute_tool look');
+    const exception = tool?.events.find((event) => event.name === 'exception');
+    expect(exception?.attributes?.['exception.type']).toBe('ToolError');
+    expect(exception?.attributes?.['exception.message']).toBe('Tool "look" failed');
+    expect(tool?.status).toEqual({ code: 2, message: 'Tool "look" failed' });
+    expect(exported(spans)).not.toContain(KEY);
+    expect(exported(spans)).not.toContain(ARGUMENT);
+  });
+
+  it('with recordContent the arguments and the message are recorded, the key still redacted everywhere', async () => {
+    const otel = telemetry();
+    const client = await start(leakyScript, { telemetry: { tracer: otel.tracer, meter: otel.meter, recordContent: true } });
+    await client.chat.create({ model: 'mock-model', messages: [user], tools: [leaky] });
+    const spans = otel.exporter.getFinishedSpans();
+    const [tool] = byName(spans, 'execute_tool look');
+    const exception = tool?.events.find((event) => event.name === 'exception');
+    expect(exception?.attributes?.['exception.message']).toBe(`Tool "look" failed: lookup failed for ${ARGUMENT} with [redacted]`);
+    expect(String(exception?.attributes?.['exception.stacktrace'])).not.toContain(KEY);
+    expect(exported(spans)).toContain(ARGUMENT);
+    expect(exported(spans)).not.toContain(KEY);
+  });
+
+  it('an upstream 401 echoing user text and the key: neither reaches the span nor the warn log', async () => {
+    const otel = telemetry();
+    const lines: unknown[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: (...args: unknown[]) => lines.push(args), error: () => {} };
+    const body = { error: { message: `Invalid key ${KEY} for "${USER_TEXT}"`, type: 'invalid_request_error', code: 'invalid_api_key' } };
+    const client = await start([{ httpError: { status: 401, body } }], {
+      telemetry: { tracer: otel.tracer, meter: otel.meter },
+      logger,
+      logLevel: 'warn',
+    });
+    const error = await client.chat.create({ model: 'mock-model', messages: [user] }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ name: 'AuthenticationError', status: 401 });
+    const [span] = otel.exporter.getFinishedSpans();
+    const exception = span?.events.find((event) => event.name === 'exception');
+    expect(exception?.attributes?.['exception.type']).toBe('AuthenticationError');
+    expect(exception?.attributes?.['exception.message']).toBe('HTTP 401, code invalid_api_key');
+    for (const text of [exported(otel.exporter.getFinishedSpans()), JSON.stringify(lines)]) {
+      expect(text).not.toContain(KEY);
+      expect(text).not.toContain(USER_TEXT);
+    }
+    expect(JSON.stringify(lines)).toContain('AuthenticationError: HTTP 401, code invalid_api_key');
   });
 });

@@ -62,6 +62,12 @@ export interface ChatStreamListenerOptions {
    * stream fails with StreamIncompleteError, since a cut proxy can also send `[DONE]` early.
    */
   finishOnDone?: boolean | undefined;
+  /**
+   * Complete a stream that ends without `[DONE]` once every choice has its finish_reason, for servers that never
+   * send it (the preset quirk `endsWithoutDone`). Default false: a stream cut after the finish_reason but before
+   * `[DONE]` fails with StreamIncompleteError, since the usage chunk between them may be lost.
+   */
+  finishOnEnd?: boolean | undefined;
 }
 
 /** The merged state of one choice, readable at any moment. */
@@ -173,14 +179,14 @@ function initialChatState(): ChatState {
  * Merges Chat Completions chunks into a completion and emits the normalized events (plus `refusal` and `chunk`).
  *
  * The contract, the same for every protocol's listener (docs/protocols.md):
- * - `status` is `pending` until the first chunk, then `streaming`; `completed` when `data: [DONE]` arrives or at
- *   `end()`, provided every choice that appeared has a finish_reason (a `length` or `content_filter` finish is a
+ * - `status` is `pending` until the first chunk, then `streaming`; `completed` when `data: [DONE]` arrives (or at
+ *   `end()` with `finishOnEnd`), provided every choice that appeared has a finish_reason (a `length` or `content_filter` finish is a
  *   completed stream with that finish reason); `failed` after an error event, bad data, an early end or `fail()`.
  * - `pushSse(event)` and `push(chunk)` record bad server data (ProtocolError), an in-stream error (ApiError) and a
  *   `[DONE]` before the finish_reason (StreamIncompleteError): status `failed`, an `error` event, and the error
  *   thrown. After `completed` or `failed`, input is ignored.
- * - `end()` returns the completion, or records and throws StreamIncompleteError (a choice never finished), or
- *   throws the recorded error.
+ * - `end()` returns the completion, or records and throws StreamIncompleteError (no `[DONE]`, or a choice never
+ *   finished), or throws the recorded error.
  * - `fail(error)` records a failure from outside and returns it as an Ai4tsError; once failed, the first error.
  *   Text held back as a possible `<think>` tag joins the partial; calls still open never get `tool_call.done`.
  * Every error's `partial` is {@link completion}: a completion of the final shape holding what arrived.
@@ -199,11 +205,15 @@ function initialChatState(): ChatState {
 export class ChatStreamListener extends ProtocolListener<ChatState, ChatCompletion, ChatStreamEvents> {
   readonly #thinkTags: boolean;
   readonly #finishOnDone: boolean;
+  readonly #finishOnEnd: boolean;
+  /** A whole `chat.completion` arrived (a server that ignored `stream: true`): complete without `[DONE]`. */
+  #whole = false;
 
   constructor(options: ChatStreamListenerOptions = {}) {
     super(initialChatState);
     this.#thinkTags = options.thinkTags ?? true;
     this.#finishOnDone = options.finishOnDone ?? false;
+    this.#finishOnEnd = options.finishOnEnd ?? false;
   }
 
   /** The last chunk pushed. */
@@ -306,6 +316,7 @@ export class ChatStreamListener extends ProtocolListener<ChatState, ChatCompleti
     }
     if (data.error !== undefined && data.error !== null) throw this.fail(ApiError.fromStreamError(data, undefined));
     this.markStreaming();
+    if (data.object === 'chat.completion') this.#whole = true;
     // Checked field by field below; the chunk is kept as the provider sent it.
     const chunk = data as ChatCompletionChunk;
     const state = this.state;
@@ -333,11 +344,13 @@ export class ChatStreamListener extends ProtocolListener<ChatState, ChatCompleti
   }
 
   /**
-   * A stream without `[DONE]` (Ollama) is whole once every choice finished: held-back text is released and open
-   * calls are done. A choice that never finished, or none at all, is a StreamIncompleteError.
+   * A stream is whole only at `[DONE]`: a choice that never finished is a StreamIncompleteError, and so is a
+   * stream that ends after every finish_reason but before `[DONE]` (its usage chunk may be lost), unless
+   * `finishOnEnd` (a server that never sends `[DONE]`) or the answer was one whole `chat.completion`: then held-back text is released and open calls are done.
    */
   protected override endedEarly(): StreamIncompleteError | undefined {
     if (!this.#allFinished()) return new StreamIncompleteError('The chat stream ended before its finish_reason');
+    if (!this.#finishOnEnd && !this.#whole) return new StreamIncompleteError('The chat stream ended before [DONE]');
     this.#settle();
     return undefined;
   }

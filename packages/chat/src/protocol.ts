@@ -15,6 +15,7 @@ import {
 } from './request.js';
 import { ChatStream, isChatCompletion } from './stream.js';
 import type { ChatCompletion, ChatMessage } from './types.js';
+import { CHAT_REQUEST_FIELDS } from './types.js';
 
 /** The definition of Chat Completions. */
 export type ChatProtocol = ProtocolDefinition<
@@ -34,6 +35,7 @@ export type ChatProtocol = ProtocolDefinition<
 export const CHAT_PROTOCOL: ChatProtocol = {
   name: 'chat',
   path: CHAT_COMPLETIONS_PATH,
+  requestFields: CHAT_REQUEST_FIELDS,
   summarize: (completion) => ({
     id: completion.id,
     model: completion.model,
@@ -46,7 +48,11 @@ export const CHAT_PROTOCOL: ChatProtocol = {
   createBody: toCreateBody,
   streamBody: toStreamBody,
   createListener: (options, quirks) =>
-    new ChatStreamListener({ thinkTags: options?.thinkTags, finishOnDone: quirks.doneWithoutFinishReason }),
+    new ChatStreamListener({
+      thinkTags: options?.thinkTags,
+      finishOnDone: quirks.doneWithoutFinishReason,
+      finishOnEnd: quirks.endsWithoutDone,
+    }),
   parseCreated: (json, text) => {
     // The provider's completion is returned as sent; only its `choices` array is checked.
     if (!isChatCompletion(json)) throw new ProtocolError('The response is not a chat completion (no choices)', { line: text });

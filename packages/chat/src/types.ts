@@ -198,6 +198,23 @@ export interface ChatCompletionCreateParams extends SdkFields {
   };
 }
 
+/**
+ * Every field of {@link ChatCompletionCreateParams}, for the `strictRequests` check: typed by the request type's keys, so a field added
+ * to the type and not here (or the reverse) fails to compile.
+ */
+const CHAT_REQUEST_FIELDS_RECORD: Record<keyof ChatCompletionCreateParams, true> = {
+  model: true, messages: true, audio: true, frequency_penalty: true, function_call: true, functions: true,
+  logit_bias: true, logprobs: true, max_completion_tokens: true, max_tokens: true, metadata: true, modalities: true,
+  n: true, parallel_tool_calls: true, prediction: true, presence_penalty: true, prompt_cache_key: true,
+  prompt_cache_retention: true, reasoning_effort: true, response_format: true, safety_identifier: true, seed: true,
+  service_tier: true, stop: true, store: true, stream: true, stream_options: true, temperature: true, tool_choice:
+  true, tools: true, top_logprobs: true, top_p: true, user: true, verbosity: true, web_search_options: true,
+  telemetry: true,
+};
+
+/** The names of {@link ChatCompletionCreateParams}'s fields (`telemetry` included). */
+export const CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(CHAT_REQUEST_FIELDS_RECORD));
+
 // ---- the boundary check ------------------------------------------------------------------------------------------
 
 const TextContent = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);

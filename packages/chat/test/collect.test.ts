@@ -81,9 +81,19 @@ describe('collectChatCompletion', () => {
     expect(await collectChatCompletion(pieces())).toEqual(RICH_COMPLETION);
   });
 
-  it('Ollama: a stream that ends after its finish_reason without [DONE] is complete', async () => {
-    const completion = await collectChatCompletion(sseText([chunk({ role: 'assistant', content: 'Hi' }), finish('stop')]));
+  it('a stream that ends after its finish_reason but without [DONE] is incomplete: the usage chunk may be lost', async () => {
+    const error = await rejection(collectChatCompletion(sseText([chunk({ role: 'assistant', content: 'Hi' }), finish('stop')])));
+    expect(error).toBeInstanceOf(StreamIncompleteError);
+    expect((error as Error).message).toBe('The chat stream ended before [DONE]');
+    expect(partialOf(error).choices[0]).toMatchObject({ message: { content: 'Hi' }, finish_reason: 'stop' });
+  });
+
+  it('with finishOnEnd (the quirk endsWithoutDone) a stream whose every choice finished is complete without [DONE]', async () => {
+    const text = sseText([chunk({ role: 'assistant', content: 'Hi' }), finish('stop')]);
+    const completion = await collectChatCompletion(text, { finishOnEnd: true });
     expect(completion.choices[0]?.message.content).toBe('Hi');
+    const cut = await rejection(collectChatCompletion(sseText([chunk({ content: 'Hi' })]), { finishOnEnd: true }));
+    expect(cut).toBeInstanceOf(StreamIncompleteError);
   });
 
   it('a stream cut before its finish_reason throws StreamIncompleteError with the partial completion', async () => {
@@ -187,7 +197,7 @@ describe('collectChatCompletion', () => {
   });
 
   it('thinkTags option and a caller-provided listener receive the events', async () => {
-    const text = sseText([chunk({ content: '<think>hm</think>ok' }), finish('stop')]);
+    const text = `${sseText([chunk({ content: '<think>hm</think>ok' }), finish('stop')])}data: [DONE]\n\n`;
     expect((await collectChatCompletion(text, { thinkTags: false })).choices[0]?.message.content).toBe('<think>hm</think>ok');
     const listener = new ChatStreamListener();
     const reasoning: string[] = [];
@@ -210,7 +220,7 @@ describe('collectChatCompletion', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: content.length - 1 }), { maxLength: 20 }), (cuts) => {
         const points = [0, ...[...new Set(cuts)].sort((a, b) => a - b), content.length];
-        const listener = new ChatStreamListener();
+        const listener = new ChatStreamListener({ finishOnEnd: true });
         for (let i = 1; i < points.length; i++) listener.push(chunk({ content: content.slice(points[i - 1], points[i]) }));
         listener.push(finish('stop'));
         expect(listener.end().choices[0]?.message.content).toBe('Answer <i>x</i> <thinking');

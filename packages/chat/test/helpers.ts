@@ -29,7 +29,8 @@ export function run(
   chunks: unknown[],
   options: ChatStreamListenerOptions & { end?: boolean } = {},
 ): { listener: ChatStreamListener; events: ChatStreamEvent[]; result?: ChatCompletion; error?: unknown } {
-  const listener = new ChatStreamListener(options);
+  // Read as a server that never sends [DONE] would be: these tests are about merging; the [DONE] rule has its own.
+  const listener = new ChatStreamListener({ finishOnEnd: true, ...options });
   const events: ChatStreamEvent[] = [];
   for (const name of [
     'content',

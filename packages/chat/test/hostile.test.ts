@@ -24,7 +24,8 @@ const hostileIndex = fc.oneof(
 
 /** Pushes chunks then ends; anything thrown must be one of the SDK's typed errors. */
 function settle(chunks: unknown[]): ChatCompletion | Ai4tsError {
-  const listener = new ChatStreamListener();
+  // About merging, not the terminator: read as a server that ends without [DONE].
+  const listener = new ChatStreamListener({ finishOnEnd: true });
   try {
     for (const c of chunks) listener.push(c);
     return listener.end();

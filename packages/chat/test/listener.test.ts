@@ -398,6 +398,7 @@ describe('ChatStreamListener: tool calls', () => {
     for (let i = 0; i < 100_000; i++) listener.push(toolChunk({ index: 0, function: fn(undefined, 'x') }));
     listener.push(toolChunk({ index: 0, function: fn(undefined, '"}') }));
     listener.push(finish('tool_calls'));
+    listener.pushSse(event('[DONE]'));
     listener.end();
     expect(deltas).toBe(100_002);
     expect((JSON.parse(listener.toolCalls[0]?.function.arguments ?? '') as { s: string }).s).toHaveLength(100_000);
@@ -560,6 +561,7 @@ describe('ChatStreamListener: provider fields kept for the round trip', () => {
     const before = listener.completion;
     listener.push(chunk({ reasoning: ' think', reasoning_details: [b], meta: { two: 2 }, annotations: null }));
     listener.push(finish('stop'));
+    listener.pushSse(event('[DONE]'));
     const message = listener.end().choices[0]?.message;
     expect(message).toEqual({
       role: 'assistant',

@@ -21,7 +21,7 @@ const usage = (prompt: number, completion: number) => ({
 });
 
 /** Step 1: two parallel calls whose argument fragments interleave by index; step 2: the answer. */
-const STEP_1 = sseText([
+const STEP_1 = `${sseText([
   toolChunk({ index: 0, id: 'call_p', type: 'function', function: { name: 'get_weather', arguments: '' } }),
   toolChunk({ index: 1, id: 'call_z', type: 'function', function: { name: 'get_weather', arguments: '{"ci' } }),
   toolChunk({ index: 0, function: { arguments: '{"city":"Pa' } }),
@@ -30,8 +30,8 @@ const STEP_1 = sseText([
   toolChunk({ index: 1, function: { arguments: 'rich"}' } }),
   finish('tool_calls'),
   usage(10, 5),
-]);
-const STEP_2 = sseText([chunk({ role: 'assistant', content: 'Zürich is warmer.' }), finish('stop'), usage(30, 4)]);
+])}data: [DONE]\n\n`;
+const STEP_2 = `${sseText([chunk({ role: 'assistant', content: 'Zürich is warmer.' }), finish('stop'), usage(30, 4)])}data: [DONE]\n\n`;
 
 it('runs a two-step loop with interleaved parallel calls and sends the exact follow-up body (msw)', async () => {
   const bodies: Record<string, unknown>[] = [];

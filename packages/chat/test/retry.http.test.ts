@@ -148,6 +148,7 @@ describe('ChatStreamListener.reset', () => {
       expect(listener.status).toBe('pending');
       listener.push(chunk({ content: 'two' }));
       listener.push(finish('stop'));
+      listener.pushSse({ event: 'message', data: '[DONE]' });
     }
     expect(used.end()).toEqual(fresh.end());
     expect(used.lastChunk).toEqual(fresh.lastChunk);

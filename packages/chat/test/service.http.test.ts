@@ -8,6 +8,7 @@ import {
   Ai4tsError,
   ConnectionError,
   RateLimitError,
+  StreamIncompleteError,
   TimeoutError,
   PROVIDERS,
   Transport,
@@ -68,6 +69,17 @@ describe('ChatService against the scripted model', () => {
     expect(error).toBeInstanceOf(ConnectionError);
     expect(contentOf(error)).toBe('cut here');
     expect(model?.requests[0]?.body).toMatchObject({ stream_options: { include_usage: true } });
+  });
+
+  it('a server that ends cleanly after the finish (with or without the usage chunk) but before [DONE] gives StreamIncompleteError', async () => {
+    for (const afterChunks of [-1, -2]) {
+      const chat = await mocked([{ content: 'nearly done', cutOff: { afterChunks } }]);
+      const error = await chat.stream(request).final().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StreamIncompleteError);
+      expect(error).toMatchObject({ partial: { choices: [{ message: { content: 'nearly done' }, finish_reason: 'stop' }] } });
+      await model?.close();
+      model = undefined;
+    }
   });
 
   it('a server that ends cleanly before any finish_reason gives StreamIncompleteError', async () => {
@@ -165,7 +177,7 @@ describe('ChatService over node:http', () => {
     let body: Record<string, unknown> = {};
     const { chat } = await serveChat((_req, res, n) => {
       body = JSON.parse(server?.bodies[n - 1] ?? '') as Record<string, unknown>;
-      startStream(res, sseText([chunk({ content: '<think>hm</think>Hi' }), finish('stop')]));
+      startStream(res, `${sseText([chunk({ content: '<think>hm</think>Hi' }), finish('stop')])}data: [DONE]\n\n`);
       res.end();
     });
     const completion = await chat.create(request);

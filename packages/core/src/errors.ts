@@ -192,6 +192,24 @@ export class ProtocolError<P = unknown> extends Ai4tsError<P> {
   }
 }
 
+/**
+ * A request field no protocol field, loop field or SDK field is named (a typo, `temprature`, `maxStep`), refused
+ * with the client's `strictRequests`. Vendor fields go in `extraBody`.
+ */
+export class UnknownFieldError<P = unknown> extends Ai4tsError<P> {
+  override name = 'UnknownFieldError';
+  /** The field as written. */
+  readonly field: string;
+  /** The nearest known field, when one is near. */
+  readonly suggestion: string | undefined;
+
+  constructor(protocol: string, field: string, suggestion: string | undefined) {
+    super(`Unknown ${protocol} request field "${field}"${suggestion ? `: did you mean "${suggestion}"?` : ''}`);
+    this.field = field;
+    this.suggestion = suggestion;
+  }
+}
+
 /** A tool could not run or failed: unknown name, invalid arguments, a throw, a timeout. */
 export class ToolError<P = unknown> extends Ai4tsError<P> {
   override name = 'ToolError';

@@ -25,6 +25,7 @@ export {
   LoopStateError,
   type LoopStateProblem,
   ToolError,
+  UnknownFieldError,
 } from './errors.js';
 export {
   type ContentEvent,

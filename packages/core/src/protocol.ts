@@ -10,6 +10,7 @@ import type * as z from 'zod';
 import type { SseEvent } from '@ai4ts/sse';
 import type { ModelCall, ModelProtocol } from './observe/call.js';
 import { type Endpoint, endpointOf, type Route, sendCreate } from './internal/create.js';
+import { unknownFields } from './internal/fields.js';
 import { outputOf } from './output/output.js';
 import type { OutputLoopStream } from './tools/stream.js';
 import { forwardStep, type OpenEvents, type RetryEvent, type StreamEventSource } from './stream.js';
@@ -83,6 +84,11 @@ export interface ProtocolDefinition<LoopRequest, Final, Message, Listener, Strea
    */
   readonly path: string;
   /**
+   * The fields of the protocol's request type (its wire fields and `telemetry`): with the loop's fields, what a
+   * request may name (`strictRequests`). A record typed by the request type's keys, so the compiler keeps it whole.
+   */
+  readonly requestFields: ReadonlySet<string>;
+  /**
    * Where one request goes when that depends on the request (Gemini: the model is in the path, not the body, and a
    * stream is another method with `alt=sse`): its path, query and the body the API receives, from the request as the
    * middleware left it (which still has the model, for middleware, spans and cost), streamed or not. Absent:
@@ -150,6 +156,7 @@ export class ProtocolService<
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   create(request: Request, options?: Options): Promise<Final>;
   async create(request: Request, options?: Options): Promise<Final | ToolLoopResult<LoopRequest, Final, Message>> {
+    this.#checkFields(request);
     if (outputOf(request)) return runToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     const { definition, transport } = this;
     const quirks = transport.provider.quirks;
@@ -172,6 +179,7 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   stream(request: Request, options?: Options): Stream;
   stream(request: Request, options?: Options): Stream | ToolLoopStream<LoopRequest, Final, Message> {
+    this.#checkFields(request);
     if (outputOf(request)) {
       return streamToolLoop(this.loopAdapter(options), request, this.#outputStep(request, options));
     }
@@ -185,7 +193,8 @@ export class ProtocolService<
     options?: Options,
   ): Promise<ToolLoopResult<LoopRequest, Final, Message, z.output<S>>>;
   runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
-  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+  async runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>> {
+    this.#checkFields(request);
     return runToolLoop(this.loopAdapter(options), request, loopOptionsOf<LoopRequest, Final>(request, options?.signal));
   }
 
@@ -212,6 +221,7 @@ export class ProtocolService<
   ): OutputLoopStream<LoopRequest, Final, Message, z.output<S>>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
   streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message> {
+    this.#checkFields(request);
     return streamToolLoop(this.loopAdapter(options), request, loopOptionsOf<LoopRequest, Final>(request, options?.signal));
   }
 
@@ -226,6 +236,13 @@ export class ProtocolService<
   ): ToolLoopStream<LoopRequest, Final, Message> {
     const settings = loopOptionsOf<LoopRequest, Final>(resume, options?.signal);
     return streamResumeToolLoop(this.loopAdapter(options), state, resume, settings);
+  }
+
+  /** Each field the protocol, the loop and the SDK do not know: refused or warned about by the transport. */
+  #checkFields(request: object): void {
+    for (const { field, suggestion } of unknownFields(request, this.definition.requestFields)) {
+      this.transport.unknownField(this.definition.name, field, suggestion);
+    }
   }
 
   /**

@@ -319,7 +319,7 @@ export class ListenerStream<
             for (const name of STREAM_EVENT_NAMES) listener.on(name, forward);
             return attempts(listener, open, combined, retry, call);
           };
-          return call ? call.end(await call.through(read, true)) : await read();
+          return call ? call.end(await call.through(read, true, combined)) : await read();
         } catch (error) {
           throw call ? call.fail(error) : error;
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `ai4ts-gateway` (and `ai4ts-gateway`, its old name, for one release): a gateway that answers Chat Completions,
- * Responses and Messages in front of a typed- or named-event daemon, a provider of any of the three protocols, or
+ * Responses, Messages and Gemini in front of a typed- or named-event daemon, a provider of any of the four protocols, or
  * several of them by model (a routing file).
  */
 import { readFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ function isProviderName(name: string): name is ProviderName {
   return Object.hasOwn(PROVIDERS, name);
 }
 
-const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages)
+const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --upstream-protocol chat|responses|messages|gemini)
                     | --provider NAME | --routes FILE) [--upstream-model M] [--on-unsupported drop|refuse]
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
@@ -50,15 +50,16 @@ function presetKeys(): string {
 
 const HELP = `${USAGE}
 
-A gateway: POST /v1/chat/completions, /v1/responses and /v1/messages (GET /v1/models, /healthz, /readyz)
-in front of a daemon that streams its own SSE dialect, or a provider of any of the three protocols,
+A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
+(GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
+the four protocols,
 translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
                          with its version (https://api.openai.com/v1)
   --dialect typed|named  the daemon's SSE dialect
-  --upstream-protocol chat|responses|messages
+  --upstream-protocol chat|responses|messages|gemini
                          the protocol the provider at --upstream speaks
   --provider NAME        a preset (openai, anthropic, deepseek, ...): its URL, protocol and key variable
   --upstream-model M     the model name sent to a provider (default: the client's)
@@ -115,6 +116,12 @@ Docs: docs/gateway.md and docs/proxy.md in the ai4ts repository.`;
 
 function fail(message: string): never {
   process.stderr.write(`ai4ts-gateway: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+/** A failure of a good command line (the port is taken, a module is missing): one line, no usage. */
+function stop(message: string): never {
+  process.stderr.write(`ai4ts-gateway: ${message}\n`);
   process.exit(2);
 }
 
@@ -179,8 +186,8 @@ if (!upstream && !provider && !values.routes) fail('give --upstream, --provider 
 if (upstream && !URL.canParse(upstream)) fail(`--upstream is not a URL: ${upstream}`);
 if (upstream && provider) fail('give --upstream or --provider, not both');
 if (dialect !== undefined && dialect !== 'typed' && dialect !== 'named') fail('--dialect must be typed or named');
-if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages'].includes(upstreamProtocol))
-  fail('--upstream-protocol must be chat, responses or messages');
+if (upstreamProtocol !== undefined && !['chat', 'responses', 'messages', 'gemini'].includes(upstreamProtocol))
+  fail('--upstream-protocol must be chat, responses, messages or gemini');
 if (upstream && (dialect === undefined) === (upstreamProtocol === undefined))
   fail('--upstream needs --dialect (a daemon) or --upstream-protocol (a provider)');
 if (provider !== undefined && !Object.hasOwn(PROVIDERS, provider)) fail(`--provider: unknown preset ${provider}`);
@@ -259,7 +266,7 @@ const serverTimeouts = {
 
 if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
 // Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
-if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => fail(error.message));
+if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => stop(error.message));
 
 /** The routing file's routes; its keys come from the environment variables it names. */
 function routes(path: string | undefined) {
@@ -287,7 +294,7 @@ async function streamStore(): Promise<StreamStore> {
       ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
     });
   const redis = await import('./state/redis.js').catch(() =>
-    fail('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
+    stop('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
   );
   return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
 }
@@ -295,7 +302,10 @@ async function streamStore(): Promise<StreamStore> {
 const gateway = await listenGateway({
   ...(upstream === undefined ? {} : { upstream }),
   ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
-  ...(upstreamProtocol === 'chat' || upstreamProtocol === 'responses' || upstreamProtocol === 'messages'
+  ...(upstreamProtocol === 'chat' ||
+  upstreamProtocol === 'responses' ||
+  upstreamProtocol === 'messages' ||
+  upstreamProtocol === 'gemini'
     ? { upstreamProtocol }
     : {}),
   ...(provider !== undefined && isProviderName(provider) ? { provider } : {}),
@@ -314,7 +324,7 @@ const gateway = await listenGateway({
   serverTimeouts,
   fetch: httpFetch,
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
-}).catch((error: Error) => fail(error.message));
+}).catch((error: Error) => stop(error.message));
 
 process.stdout.write(`listening on ${gateway.url}\n`);
 // SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.

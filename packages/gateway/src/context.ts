@@ -105,7 +105,7 @@ export interface GatewayContext {
   /** The upstream of each model. */
   readonly router: Router;
   readonly auth: BearerAuth;
-  /** Every token the gateway knows: never in an error, a log or a response. */
+  /** Every token the gateway knows, read each time (access tokens change): never in an error, a log or a response. */
   readonly secrets: readonly string[];
   /** The models `/v1/models` lists. */
   readonly models: readonly string[];
@@ -146,7 +146,10 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
   return {
     router,
     auth,
-    secrets: [...auth.secrets, ...router.secrets],
+    // Read when used: an upstream's access token changes while the gateway runs.
+    get secrets() {
+      return [...auth.secrets, ...router.secrets];
+    },
     // Only what a POST would route: `daemon` is not listed when no route serves it.
     models: [
       ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),

@@ -1,6 +1,6 @@
 /**
- * The gateway: Chat Completions, Responses and Messages in front of daemons (their own SSE dialects) and providers
- * (any of the three protocols), as a node:http listener and a fetch handler.
+ * The gateway: Chat Completions, Responses, Messages and Gemini in front of daemons (their own SSE dialects) and
+ * providers (any of the four protocols), as a node:http listener and a fetch handler.
  *
  * The options are resolved once into a context (context.ts: the routes, the bearer check, the upstream calls, tokens
  * in private fields); http/route.ts answers a request with a reply, or an error reply; the node and fetch adapters

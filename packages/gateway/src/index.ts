@@ -1,6 +1,6 @@
 /**
- * @ai4ts/gateway: an LLM gateway that answers Chat Completions, Responses and Messages in front of daemons that stream
- * their own SSE dialect (@ai4ts/bridge) and providers of any of the three protocols, translated live; as a node:http
+ * @ai4ts/gateway: an LLM gateway that answers Chat Completions, Responses, Messages and Gemini in front of daemons that
+ * stream their own SSE dialect (@ai4ts/bridge) and providers of any of the four protocols, translated live; as a node:http
  * server, a node:http listener or a fetch handler. Its Redis stream store is the `@ai4ts/gateway/redis` entry.
  */
 export { createGateway, type Gateway } from './gateway.js';

@@ -1,6 +1,8 @@
 /** The `ai4ts-proxy` CLI, spawned as a user runs it (through tsx, from the sources). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -344,5 +346,20 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     expect(code).toBe(2);
     expect(stderr).toContain("Unknown option '--verbose'");
     expect(stderr).toContain('--help');
+  });
+
+  it('a runtime error (the port is taken) is one line, with no usage, and status 2', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const { code, stderr } = await finish(run(['--upstream', 'http://127.0.0.1:9/x', '--dialect', 'typed', '--port', String(port)]));
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^ai4ts-gateway: .*EADDRINUSE.*\n$/);
+      expect(stderr).not.toContain('Usage');
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The 3x3 matrix: each inbound protocol, spoken by a real client nobody here wrote (the official `openai` client for
- * Chat Completions and Responses, the official `@anthropic-ai/sdk` for Messages, the Vercel AI SDK's OpenAI Responses
- * and Anthropic providers), through the gateway, to @ai4ts/testing's scripted model speaking each upstream protocol.
+ * The matrix: each inbound protocol, spoken by a real client nobody here wrote (the official `openai` client for
+ * Chat Completions and Responses, the official `@anthropic-ai/sdk` for Messages, Google's `@google/genai` for Gemini,
+ * the Vercel AI SDK's OpenAI Responses and Anthropic providers), through the gateway, to @ai4ts/testing's scripted
+ * model speaking each upstream protocol (a Gemini upstream: gemini.test.ts).
  * Every cell: reasoning, two parallel client tool calls with their ids kept, the results sent back, the answer, usage,
  * and an in-stream error that the client raises.
  */
@@ -9,6 +10,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
+import { type Content, GoogleGenAI, type Part } from '@google/genai';
 import { type MockModel, type MockRequestBody, type MockScriptContext, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
@@ -198,6 +200,30 @@ describe.each(PROTOCOLS)('to a %s upstream', (upstreamProtocol) => {
     expect(second.usage).toMatchObject({ input_tokens: 31, output_tokens: 17 });
   });
 
+  it('gemini (@google/genai): thoughts, two parallel calls, results, answer, usage', async () => {
+    const upstream = upstreamOf(upstreamProtocol);
+    const client = new GoogleGenAI({ apiKey: 'sk-gateway', httpOptions: { baseUrl: upstream.gateway.url } });
+    const config = { tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: WEATHER_SCHEMA }] }] };
+    const contents: Content[] = [{ role: 'user', parts: [{ text: 'Weather in Paris and Tokyo?' }] }];
+    const parts: Part[] = [];
+    let usage: unknown;
+    for await (const chunk of await client.models.generateContentStream({ model: 'm', contents, config })) {
+      parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+      usage = chunk.usageMetadata ?? usage;
+    }
+    expect(parts.filter((part) => part.thought).map((part) => part.text).join('')).toBe(REASONING);
+    expect(usage).toMatchObject({ promptTokenCount: 31, candidatesTokenCount: 17, totalTokenCount: 48 });
+    const calls = parts.flatMap((part) => (part.functionCall ? [part.functionCall] : []));
+    const responses = calls.map((call) => ({
+      functionResponse: { id: call.id, name: call.name, response: { output: weather(JSON.stringify(call.args)) } },
+    }));
+    contents.push({ role: 'model', parts }, { role: 'user', parts: responses });
+    const second = await client.models.generateContent({ model: 'm', contents, config });
+    expectRoundTrip(upstream, calls.map((call) => call.id ?? ''));
+    expect(second.text).toBe(ANSWER);
+    expect(second.usageMetadata).toMatchObject({ promptTokenCount: 31, totalTokenCount: 48 });
+  });
+
   const aiTools = {
     get_weather: tool({
       inputSchema: jsonSchema<{ city: string }>(WEATHER_SCHEMA),
@@ -236,6 +262,12 @@ describe.each(PROTOCOLS)('to a %s upstream', (upstreamProtocol) => {
     await expect(openai().responses.stream({ model: 'm', input: content }).finalResponse()).rejects.toThrow(/model overloaded/);
     await expect(
       anthropic().messages.stream({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content }] }).finalMessage(),
+    ).rejects.toThrow(/model overloaded/);
+    const genai = new GoogleGenAI({ apiKey: 'sk-gateway', httpOptions: { baseUrl: upstreamOf(upstreamProtocol).gateway.url } });
+    await expect(
+      (async () => {
+        for await (const _chunk of await genai.models.generateContentStream({ model: 'm', contents: content }));
+      })(),
     ).rejects.toThrow(/model overloaded/);
     const ai = streamText({
       model: createAnthropic({ baseURL: `${upstreamOf(upstreamProtocol).gateway.url}/v1`, apiKey: 'sk-gateway' })('m'),

@@ -63,7 +63,7 @@ describe('the routing file', () => {
   it('names the bad field and its line, in either format', () => {
     const badJson = JSON_FILE.replace('"protocol": "chat"', '"protocol": "grpc"');
     expect(() => readRoutes(badJson, ENV, 'json')).toThrow(
-      /^the routing file: routes\.1\.protocol \(line 4, column 82\): Invalid option: expected one of "chat"\|"responses"\|"messages"$/,
+      /^the routing file: routes\.1\.protocol \(line 4, column 82\): Invalid option: expected one of "chat"\|"responses"\|"messages"\|"gemini"$/,
     );
     const badYaml = YAML_FILE.replace('protocol: chat', 'protocol: grpc');
     expect(() => readRoutes(badYaml, ENV, 'yaml')).toThrow(/^the routing file: routes\.1\.protocol \(line 7, column 15\): Invalid option/);

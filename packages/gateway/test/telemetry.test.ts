@@ -164,6 +164,32 @@ describe.each(['chat', 'responses', 'messages'] as const)('a gateway in front of
   });
 });
 
+describe('a Gemini client', () => {
+  it('its key as key= is on no span; the route names {model}; a Gemini upstream is reported as gemini', async () => {
+    const { exporter, telemetry } = otel();
+    const model = await mockModel([{ content: ANSWER, usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }]);
+    const proxy = await gateway({ upstream: model.geminiBaseURL, upstreamProtocol: 'gemini', upstreamToken: UPSTREAM_KEY, telemetry });
+    const path = '/v1beta/models/mock-model:streamGenerateContent';
+    const response = await fetch(`${proxy.url}${path}?alt=sse&key=${GATEWAY_KEY}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'telemetry-test', traceparent: TRACEPARENT },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: QUESTION }] }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"finishReason":"STOP"');
+    const { upstream, server } = requestSpans(exporter.getFinishedSpans());
+    expect(server.attributes).toMatchObject({
+      'url.path': path,
+      'http.route': '/v1beta/models/{model}:streamGenerateContent',
+      'ai4ts.gateway.protocol': 'gemini',
+    });
+    expect(upstream.attributes).toMatchObject({ 'gen_ai.provider.name': 'gemini', 'ai4ts.protocol': 'gemini', 'gen_ai.usage.input_tokens': 12 });
+    const spans = JSON.stringify(exporter.getFinishedSpans().map((span) => [span.name, span.attributes, span.events]));
+    expect(spans).not.toContain(GATEWAY_KEY);
+    expect(spans).not.toContain(UPSTREAM_KEY);
+  });
+});
+
 describe('a gateway in front of a daemon', () => {
   it.each([false, true])('stream: %s — the daemon call is a span of the same shape, its usage and finish from its events', async (stream) => {
     const { exporter, telemetry } = otel();

@@ -11,8 +11,13 @@ import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
-const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages'];
-const PATHS: Record<GatewayProtocol, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
+const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
+const PATHS: Record<GatewayProtocol, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/m:generateContent',
+};
 const WEATHER = { city: 'Paris', celsius: 18 };
 
 /** Whether an upstream body asks for a structured answer, in its protocol's words. */
@@ -20,7 +25,13 @@ function asksForJson(body: MockRequestBody): boolean {
   const record = body as Record<string, unknown>;
   const text = record.text as { format?: unknown } | undefined;
   const config = record.output_config as { format?: unknown } | undefined;
-  return record.response_format !== undefined || text?.format !== undefined || config?.format !== undefined;
+  const generation = record.generationConfig as { responseMimeType?: unknown } | undefined;
+  return (
+    record.response_format !== undefined ||
+    text?.format !== undefined ||
+    config?.format !== undefined ||
+    generation?.responseMimeType === 'application/json'
+  );
 }
 
 /** The scripted model: the structured answer when the request asks for one, prose otherwise (as a model would). */
@@ -36,7 +47,7 @@ async function gatewayFor(upstream: GatewayProtocol, onUnsupported?: OnUnsupport
     const model = models.get(upstream);
     if (!model) throw new Error(`no ${upstream} model`);
     gateway = await listenGateway({
-      upstream: model.baseURL,
+      upstream: upstream === 'gemini' ? model.geminiBaseURL : model.baseURL,
       upstreamProtocol: upstream,
       auth: 'sk-gateway',
       upstreamToken: 'sk-upstream',
@@ -89,6 +100,10 @@ const chatBase = {
   tools: [{ type: 'function', function: { name: 'weather', parameters: TOOL_SCHEMA } }],
 };
 const responsesBase = { model: 'm', input: 'Weather?', tools: [{ type: 'function', name: 'weather', parameters: TOOL_SCHEMA }] };
+const geminiBase = {
+  contents: [{ role: 'user', parts: [{ text: 'Weather?' }] }],
+  tools: [{ functionDeclarations: [{ name: 'weather', parametersJsonSchema: TOOL_SCHEMA }] }],
+};
 const messagesBase = {
   model: 'm',
   max_tokens: 100,
@@ -109,6 +124,9 @@ describe('validation at the boundary: a 400 in the inbound protocol’s shape na
     ['messages', { ...messagesBase, temperature: 'hot' }, 'temperature'],
     ['messages', { ...messagesBase, tool_choice: { type: 'tool' } }, 'tool_choice.name'],
     ['messages', { ...messagesBase, stop_sequences: 'END' }, 'stop_sequences'],
+    ['gemini', { ...geminiBase, generationConfig: { temperature: 'hot' } }, 'generationConfig.temperature'],
+    ['gemini', { ...geminiBase, tools: [{ functionDeclarations: [{ description: 'no name' }] }] }, 'tools[0].functionDeclarations[0].name'],
+    ['gemini', { ...geminiBase, toolConfig: { functionCallingConfig: { mode: 'SOMETIMES' } } }, 'toolConfig.functionCallingConfig.mode'],
   ];
   it.each(cases)('%s: %j names %s', async (inbound, body, param) => {
     const { status, json, upstream } = await send(inbound, 'chat', body);
@@ -117,6 +135,9 @@ describe('validation at the boundary: a 400 in the inbound protocol’s shape na
     if (inbound === 'messages') {
       expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
       expect((json.error as { message: string }).message).toContain(param);
+    } else if (inbound === 'gemini') {
+      expect(json).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
+      expect((json.error as { message: string }).message).toMatch(new RegExp(`^${param.replace(/[.[\]]/g, '\\$&')}: `));
     } else expect(json).toMatchObject({ error: { type: 'invalid_request_error', param } });
   });
 
@@ -204,6 +225,110 @@ describe('fields translated where the upstream has them, named where it has not'
     expect(toMessages.dropped).toBeNull();
   });
 
+  it('chat -> gemini: stop, seed, sampling, effort, tool choice and max tokens in generationConfig; user named', async () => {
+    const body = {
+      ...chatBase,
+      stop: 'END',
+      seed: 7,
+      temperature: 0.3,
+      top_p: 0.5,
+      max_completion_tokens: 300,
+      reasoning_effort: 'low',
+      tool_choice: { type: 'function', function: { name: 'weather' } },
+      user: 'u-1',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather?' },
+      ],
+    };
+    const { status, dropped, upstream } = await send('chat', 'gemini', body);
+    expect(status).toBe(200);
+    expect(upstream).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Weather?' }] }],
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      tools: [{ functionDeclarations: [{ name: 'weather', parametersJsonSchema: TOOL_SCHEMA }] }],
+      toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['weather'] } },
+      generationConfig: {
+        maxOutputTokens: 300,
+        temperature: 0.3,
+        topP: 0.5,
+        stopSequences: ['END'],
+        seed: 7,
+        thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+      },
+    });
+    expect(dropped).toBe('user');
+  });
+
+  it('gemini -> chat and messages: generationConfig, thinkingConfig, toolConfig, systemInstruction; the rest named', async () => {
+    const body = {
+      ...geminiBase,
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+      generationConfig: {
+        temperature: 0.2,
+        topP: 0.9,
+        topK: 4,
+        maxOutputTokens: 50,
+        stopSequences: ['END'],
+        seed: 3,
+        thinkingConfig: { thinkingBudget: 8000 },
+        candidateCount: 1,
+      },
+      safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }],
+    };
+    const toChat = await send('gemini', 'chat', body);
+    expect(toChat.status).toBe(200);
+    expect(toChat.upstream).toMatchObject({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather?' },
+      ],
+      tool_choice: 'required',
+      temperature: 0.2,
+      top_p: 0.9,
+      max_tokens: 50,
+      stop: ['END'],
+      seed: 3,
+      reasoning_effort: 'medium',
+    });
+    expect(toChat.dropped).toBe('safetySettings, generationConfig.candidateCount, generationConfig.topK');
+    const toMessages = await send('gemini', 'messages', body);
+    expect(toMessages.upstream).toMatchObject({ top_k: 4, stop_sequences: ['END'], tool_choice: { type: 'any' }, system: 'Be brief.' });
+    expect(toMessages.dropped).toBe('safetySettings, generationConfig.candidateCount, generationConfig.seed');
+    const answer = toMessages.json as { candidates: { content: { parts: { text?: string }[] }; finishReason: string }[] };
+    expect(answer.candidates[0]).toMatchObject({ content: { role: 'model', parts: [{ text: 'It is 18C in Paris.' }] }, finishReason: 'STOP' });
+  });
+
+  it('images: Gemini inlineData to a chat data URL and back; other parts named', async () => {
+    const png = 'iVBORw0KGgo=';
+    const toChat = await send('gemini', 'chat', {
+      contents: [
+        {
+          role: 'user',
+          parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: png } }, { fileData: { fileUri: 'gs://b/f.pdf' } }],
+        },
+      ],
+    });
+    expect(toChat.upstream).toMatchObject({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          ],
+        },
+      ],
+    });
+    expect(toChat.dropped).toBe('contents[].parts[].fileData');
+    const toGemini = await send('chat', 'gemini', {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }],
+    });
+    expect(toGemini.upstream).toMatchObject({ contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }] }] });
+  });
+
   it('onUnsupported: refuse answers a 400 naming the field, and the upstream is not called', async () => {
     const { status, json, upstream } = await send('chat', 'responses', { ...chatBase, stop: 'END' }, 'refuse');
     expect(status).toBe(400);
@@ -232,6 +357,18 @@ describe('structured output reaches every upstream', () => {
       expect(sent.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true, schema } });
     if (upstream === 'responses') expect(sent.text).toMatchObject({ format: { type: 'json_schema', name: 'weather', schema } });
     if (upstream === 'messages') expect(sent.output_config).toMatchObject({ format: { type: 'json_schema', schema } });
+    if (upstream === 'gemini')
+      expect(sent.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: schema });
+  });
+
+  it('Gemini responseJsonSchema reaches a chat upstream as response_format', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } } };
+    const body = { ...geminiBase, generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } };
+    const { upstream, dropped, json } = await send('gemini', 'chat', body);
+    expect(upstream).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'output', schema } } });
+    expect(dropped).toBeNull();
+    const answer = json as { candidates: { content: { parts: { text: string }[] } }[] };
+    expect(JSON.parse(answer.candidates[0]?.content.parts[0]?.text ?? '')).toEqual(WEATHER);
   });
 
   it.each(PROTOCOLS)('openai-node responses.parse(zodTextFormat) through a %s upstream', async (upstream) => {

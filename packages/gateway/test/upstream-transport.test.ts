@@ -187,9 +187,24 @@ describe('provider upstreams through core Transport', () => {
     expect(chatUpstream.seen[0]?.path).toBe('/v1/chat/completions');
   });
 
-  it('refuses an upstream preset with access tokens (Vertex AI), whose tokens its redaction would not know', async () => {
-    const provider = vertex({ project: 'p', location: 'us-east5', publisher: 'anthropic' });
-    await expect(gatewayOf({ provider })).rejects.toThrow('authenticates with access tokens');
+  // The gateway's redaction reads each target's secrets when it uses them: an access token fetched (and renewed)
+  // while the gateway runs is scrubbed like a key.
+  it('reaches Claude on Vertex AI with an access token: streamRawPredict, the token never in the answer', async () => {
+    const TOKEN = 'ya29.vertex-claude-token-81c2';
+    const upstream = await upstreamOf([messagesAnswer(`Hello from Vertex, ${TOKEN}`)]);
+    const preset = vertex({ project: 'p', location: 'us-east5', publisher: 'anthropic' });
+    const provider = { ...preset, baseURL: `${upstream.root}/projects/p/locations/us-east5/publishers/anthropic` };
+    const gateway = await gatewayOf({ routes: [{ model: '*', provider, accessToken: () => TOKEN }] });
+    const response = await askChat(gateway);
+    expect(response.status).toBe(200);
+    const content = ((await response.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content;
+    expect(content).toMatch(/^Hello from Vertex, /);
+    expect(content).not.toContain(TOKEN);
+    const seen = upstream.seen[0];
+    expect(seen?.path).toBe('/v1/projects/p/locations/us-east5/publishers/anthropic/models/m:streamRawPredict');
+    expect(seen?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(seen?.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', stream: true });
+    expect(seen?.body).not.toHaveProperty('model');
   });
 
   // The codecs make their listeners through the protocol's definition, with the upstream preset's quirks: a daemon

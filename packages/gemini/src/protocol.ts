@@ -16,7 +16,7 @@ import {
   toWireRequest,
 } from './request.js';
 import { GeminiStream, isGenerateContentResponse } from './stream.js';
-import { type Content, type GenerateContentResponse, isFunctionCallPart } from './types.js';
+import { type Content, GEMINI_REQUEST_FIELDS, type GenerateContentResponse, isFunctionCallPart } from './types.js';
 
 /** The definition of Gemini's `generateContent`. */
 export type GeminiProtocol = ProtocolDefinition<
@@ -35,6 +35,7 @@ export type GeminiProtocol = ProtocolDefinition<
 export const GEMINI_PROTOCOL: GeminiProtocol = {
   name: 'gemini',
   path: GEMINI_PATH,
+  requestFields: GEMINI_REQUEST_FIELDS,
   endpoint: geminiEndpoint,
   summarize: (response) => {
     const candidates = response.candidates ?? [];

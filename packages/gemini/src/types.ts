@@ -167,6 +167,18 @@ export interface GenerateContentRequest extends SdkFields {
   safetySettings?: SafetySetting[];
   cachedContent?: string;
 }
+/**
+ * Every field of {@link GenerateContentRequest}, for the `strictRequests` check: typed by the request type's keys, so
+ * a field added to the type and not here (or the reverse) fails to compile.
+ */
+const GEMINI_REQUEST_FIELDS_RECORD: Record<keyof GenerateContentRequest, true> = {
+  model: true, contents: true, systemInstruction: true, tools: true, toolConfig: true, generationConfig: true,
+  safetySettings: true, cachedContent: true,
+};
+
+/** The names of {@link GenerateContentRequest}'s fields. */
+export const GEMINI_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(GEMINI_REQUEST_FIELDS_RECORD));
+
 
 /**
  * Why a candidate stopped. `STOP` is also the reason of a turn that calls functions; `MALFORMED_FUNCTION_CALL`, the

@@ -16,6 +16,7 @@ import {
 } from './request.js';
 import { isMessage, MessagesStream } from './stream.js';
 import type { Message, MessageParam } from './types.js';
+import { MESSAGES_REQUEST_FIELDS } from './types.js';
 
 /** The definition of Anthropic Messages. */
 export type MessagesProtocol = ProtocolDefinition<
@@ -31,6 +32,7 @@ export type MessagesProtocol = ProtocolDefinition<
 export const MESSAGES_PROTOCOL: MessagesProtocol = {
   name: 'messages',
   path: MESSAGES_PATH,
+  requestFields: MESSAGES_REQUEST_FIELDS,
   summarize: (message) => ({
     id: message.id,
     model: message.model,

@@ -342,6 +342,20 @@ export interface MessageCreateParams extends SdkFields {
   context_management?: Record<string, unknown> | null;
 }
 
+/**
+ * Every field of {@link MessageCreateParams}, for the `strictRequests` check: typed by the request type's keys, so a field added
+ * to the type and not here (or the reverse) fails to compile.
+ */
+const MESSAGES_REQUEST_FIELDS_RECORD: Record<keyof MessageCreateParams, true> = {
+  model: true, max_tokens: true, messages: true, system: true, tools: true, tool_choice: true, thinking: true,
+  temperature: true, top_p: true, top_k: true, stop_sequences: true, metadata: true, service_tier: true,
+  cache_control: true, container: true, output_config: true, inference_geo: true, speed: true, mcp_servers: true,
+  context_management: true, telemetry: true,
+};
+
+/** The names of {@link MessageCreateParams}'s fields (`telemetry` included). */
+export const MESSAGES_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(MESSAGES_REQUEST_FIELDS_RECORD));
+
 // ---- raw stream events -------------------------------------------------------------------------------------------
 
 /** Opens the stream: the message with empty content and the input usage. */

@@ -11,6 +11,7 @@ import { isOutputItem, outputTextOf } from './merge.js';
 import { RESPONSES_PATH, type ResponsesRequestOptions, toStreamBody, toWireRequest } from './request.js';
 import { isResponseObject, ResponsesStream } from './stream.js';
 import type { ResponseInputItem, ResponseObject, ResponseSnapshot } from './types.js';
+import { RESPONSES_REQUEST_FIELDS } from './types.js';
 
 /** The definition of the Responses API. */
 export type ResponsesProtocol = ProtocolDefinition<
@@ -26,6 +27,7 @@ export type ResponsesProtocol = ProtocolDefinition<
 export const RESPONSES_PROTOCOL: ResponsesProtocol = {
   name: 'responses',
   path: RESPONSES_PATH,
+  requestFields: RESPONSES_REQUEST_FIELDS,
   summarize: (response) => ({
     id: response.id,
     model: response.model,

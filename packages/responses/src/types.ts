@@ -329,6 +329,22 @@ export interface ResponseCreateParams extends SdkFields {
   stream_options?: { include_obfuscation?: boolean } | null;
 }
 
+/**
+ * Every field of {@link ResponseCreateParams}, for the `strictRequests` check: typed by the request type's keys, so a field added
+ * to the type and not here (or the reverse) fails to compile.
+ */
+const RESPONSES_REQUEST_FIELDS_RECORD: Record<keyof ResponseCreateParams, true> = {
+  model: true, input: true, instructions: true, tools: true, tool_choice: true, parallel_tool_calls: true,
+  max_tool_calls: true, previous_response_id: true, conversation: true, store: true, background: true,
+  max_output_tokens: true, reasoning: true, text: true, include: true, metadata: true, temperature: true, top_p:
+  true, top_logprobs: true, truncation: true, service_tier: true, prompt: true, prompt_cache_key: true,
+  prompt_cache_retention: true, context_management: true, safety_identifier: true, user: true, stream: true,
+  stream_options: true, telemetry: true,
+};
+
+/** The names of {@link ResponseCreateParams}'s fields (`telemetry` included). */
+export const RESPONSES_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(RESPONSES_REQUEST_FIELDS_RECORD));
+
 /** Fields every streaming event carries. */
 interface EventBase {
   sequence_number?: number;

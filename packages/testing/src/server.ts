@@ -156,7 +156,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
       }
       const step = ++steps;
       const turn = await turnFor(script, { protocol: 'responses', body: conversation, step, headers });
-      return stored.store(conversation, await answer(res, renderers.responses, body, turn, step, seed));
+      // Rendered from the whole conversation: its usage counts every input token, as the API bills a continued turn.
+      return stored.store(conversation, await answer(res, renderers.responses, conversation, turn, step, seed));
     }
     if (req.method === 'POST' && path === '/v1/messages') {
       if (!isMessagesBody(body))
@@ -335,7 +336,16 @@ function sendJson(res: ServerResponse, status: number, value: unknown) {
 function sendError(res: ServerResponse, path: string, status: number, message: string, type?: string) {
   if (path.startsWith('/v1beta/')) return sendJson(res, status, geminiError(status, message));
   if (path === '/v1/messages') return sendJson(res, status, messagesError(messagesErrorType(status), message));
-  sendJson(res, status, { error: { message, type: type ?? 'invalid_request_error', param: null, code: null } });
+  const standard = openAIErrorOf(status);
+  sendJson(res, status, { error: { message, type: type ?? standard.type, param: null, code: type ? null : standard.code } });
+}
+
+/** The `type` and `code` OpenAI's API sends with a status (a 429 is a `requests` limit, a 5xx a `server_error`). */
+function openAIErrorOf(status: number): { type: string; code: string | null } {
+  if (status === 429) return { type: 'requests', code: 'rate_limit_exceeded' };
+  if (status >= 500) return { type: 'server_error', code: null };
+  if (status === 401) return { type: 'invalid_request_error', code: 'invalid_api_key' };
+  return { type: 'invalid_request_error', code: null };
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

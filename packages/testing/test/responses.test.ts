@@ -261,7 +261,7 @@ describe('POST /v1/responses', () => {
     const limited = await post(server, '/responses', ask({ stream: true }));
     expect([limited.status, await limited.json()]).toEqual([
       429,
-      { error: { message: 'Scripted HTTP 429', type: 'invalid_request_error', param: null, code: null } },
+      { error: { message: 'Scripted HTTP 429', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
     ]);
     const unavailable = await post(server, '/responses', ask());
     expect([unavailable.status, await unavailable.json()]).toEqual([503, { detail: 'overloaded' }]);

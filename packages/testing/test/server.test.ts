@@ -221,6 +221,20 @@ describe('startMockModel', () => {
     expect((await exhausted.json()).error.message).toBe('The script has no turn for request 1');
   });
 
+  it('a scripted HTTP error’s default body is the one the real API sends for that status', async () => {
+    const statuses = [429, 500, 503, 401, 400];
+    const server = await start({ script: statuses.map((status) => ({ httpError: { status } })) });
+    const bodies = [];
+    for (const _ of statuses) bodies.push((await (await post(server, ask())).json()).error);
+    expect(bodies.map(({ type, code }) => [type, code])).toEqual([
+      ['requests', 'rate_limit_exceeded'],
+      ['server_error', null],
+      ['server_error', null],
+      ['invalid_request_error', 'invalid_api_key'],
+      ['invalid_request_error', null],
+    ]);
+  });
+
   it('scripts HTTP errors, in-stream errors and cut-off streams', async () => {
     const server = await start({
       script: [

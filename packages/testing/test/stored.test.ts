@@ -51,4 +51,13 @@ describe('stored Responses conversations', () => {
     const after = await post(model.url, { model: 'm', previous_response_id: 'resp_mock_1', input: 'y' });
     expect(after.status).toBe(400);
   });
+
+  it('a continued turn’s input_tokens count the whole conversation, as the API bills it, not only the new input', async () => {
+    const model = await startMockModel({ script: [{ content: 'A first answer of some length.' }, { content: 'b' }] });
+    closers.push(() => model.close());
+    type Usage = { usage: { input_tokens: number; output_tokens: number } };
+    const first = (await post(model.url, { model: 'm', input: 'A question that takes a few tokens to ask' })).json as Usage;
+    const second = (await post(model.url, { model: 'm', previous_response_id: 'resp_mock_1', input: 'y' })).json as Usage;
+    expect(second.usage.input_tokens).toBeGreaterThan(first.usage.input_tokens + first.usage.output_tokens);
+  });
 });

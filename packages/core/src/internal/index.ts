@@ -40,6 +40,7 @@ export {
 export { follow, NEVER, withOwnSignal } from './signal.js';
 export { getOwn, setOwn } from './own.js';
 export { checkRequest, positiveInt } from './check.js';
+export { unknownFields } from './fields.js';
 export { type CreatedReader, type Endpoint, readCreated, type Route, sendCreate } from './create.js';
 export { emitByType } from './emit.js';
 export { assertNever } from './never.js';

@@ -4,11 +4,12 @@
  * The Transport creates it ({@link Transport.call}); the stream handle, `readCreated` and the Transport's retries
  * report to it. With telemetry off it costs one object per request and nothing per event.
  */
-import { Ai4tsError, requestIdOf } from '../errors.js';
+import { Ai4tsError, ApiError, requestIdOf, TimeoutError } from '../errors.js';
 import type { StreamEvent } from '../events.js';
-import { redactHeaders } from '../internal/fail.js';
+import { abortError, redactHeaders } from '../internal/fail.js';
 import { type Cost, costOf, type Prices, priceOf } from './cost.js';
-import type { Log } from './logger.js';
+import { failureMessage } from './failure.js';
+import { bodyText, type Log } from './logger.js';
 import type { EventEmitter } from 'eventemitter3';
 import { type EventTransform, type ModelContext, type ModelMiddleware, runMiddleware, transformEmits } from './middleware.js';
 import type { ModelSpan, ResultSummary, Telemetry } from './telemetry.js';
@@ -74,6 +75,10 @@ export interface CallContext {
   prices: Prices | undefined;
   secrets: readonly string[];
   middleware: readonly ModelMiddleware[];
+  /** The call's signal: it ends the middleware chain too, wherever a middleware waits. */
+  signal: AbortSignal | undefined;
+  /** The call's `headers` timeout, in ms: how long the chain may take of its own before and after the request. */
+  timeout: number | undefined;
 }
 
 /** One model request, from its first attempt to its result or failure. */
@@ -155,9 +160,10 @@ export class ModelCall<Final> implements RequestWatch {
 
   /**
    * Runs the client's middleware around `send` (which sends {@link body}); resolves to the protocol's result, the
-   * one `send` gave or one a middleware answered with.
+   * one `send` gave or one a middleware answered with. `signal` (default: the call's) and the call's headers
+   * timeout end a chain that never answers (see {@link guardChain}).
    */
-  async through(send: () => Promise<Final>, stream: boolean): Promise<Final> {
+  async through(send: () => Promise<Final>, stream: boolean, signal = this.#context.signal): Promise<Final> {
     const { middleware } = this.#context;
     if (middleware.length === 0) return send();
     const ctx: ModelContext = {
@@ -174,10 +180,15 @@ export class ModelCall<Final> implements RequestWatch {
         this.#transforms.unshift(transform);
       },
     };
-    const result = await runMiddleware(middleware, ctx, () => {
-      this.#body = { ...ctx.request };
-      return send();
-    });
+    const result = await guardChain(
+      (sending) =>
+        runMiddleware(middleware, ctx, () => {
+          this.#body = { ...ctx.request };
+          return sending(send);
+        }),
+      signal,
+      this.#context.timeout,
+    );
     if (!this.#protocol.isResult(result)) {
       throw new Ai4tsError(`A middleware returned something that is not a ${this.#protocol.name} result`);
     }
@@ -226,7 +237,7 @@ export class ModelCall<Final> implements RequestWatch {
       };
       if (cost) fields.cost = cost.total;
       log.write('info', 'model call completed', fields, this.#context.secrets);
-      if (log.bodies) log.write('debug', 'model call result', { result: final }, this.#context.secrets);
+      if (log.bodies) log.write('debug', 'model call result', { result: bodyText(final) }, this.#context.secrets);
     }
     return final;
   }
@@ -235,20 +246,78 @@ export class ModelCall<Final> implements RequestWatch {
   fail<E>(error: E): E {
     this.#span?.fail(error);
     this.#span = undefined;
-    this.#context.log?.write(
-      'warn',
-      'model call failed',
-      {
-        protocol: this.#protocol.name,
-        model: modelOf(this.#body),
-        requestId: this.#response?.requestId,
-        durationMs: Math.round(performance.now() - this.#started),
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      },
-      this.#context.secrets,
-    );
+    const { log, secrets } = this.#context;
+    if (log?.enabled('warn')) {
+      // The message may quote the user's content (a provider's error body, a tool's throw): only with logBodies.
+      const message = failureMessage(error, log.bodies, secrets);
+      log.write(
+        'warn',
+        'model call failed',
+        {
+          protocol: this.#protocol.name,
+          model: modelOf(this.#body),
+          requestId: this.#response?.requestId ?? (error instanceof ApiError ? error.requestId : undefined),
+          durationMs: Math.round(performance.now() - this.#started),
+          error: error instanceof Error ? `${error.name}: ${message}` : message,
+        },
+        secrets,
+      );
+    }
     return error;
   }
+}
+
+/**
+ * Runs a middleware chain so that it cannot outlive its call: the signal rejects it with the AbortError at any
+ * moment, but while the request is out, where the request's own AbortError (with its `partial`) comes first; the
+ * timeout (the call's `headers` wait) rejects it with a TimeoutError when the chain's own work, before the request
+ * is sent or after it answered, takes longer. `chain` sends through `sending`, which marks the request out.
+ */
+function guardChain<T>(
+  chain: (sending: <R>(send: () => Promise<R>) => Promise<R>) => Promise<T>,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+): Promise<T> {
+  if (!signal && timeoutMs === undefined) return chain((send) => send());
+  return new Promise<T>((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let out = false;
+    let done = false;
+    const settle = (finish: () => void) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      finish();
+    };
+    const onAbort = () => {
+      if (!out && signal) settle(() => reject(abortError(signal)));
+    };
+    const arm = () => {
+      if (timeoutMs === undefined || done) return;
+      timer = setTimeout(() => settle(() => reject(new TimeoutError('headers', timeoutMs))), timeoutMs);
+    };
+    if (signal?.aborted) return reject(abortError(signal));
+    signal?.addEventListener('abort', onAbort);
+    arm();
+    const sending = async <R>(send: () => Promise<R>): Promise<R> => {
+      clearTimeout(timer);
+      out = true;
+      try {
+        return await send();
+      } finally {
+        out = false;
+        // After an abort the request's own error (with its partial) goes up the chain first; a chain that
+        // swallows it still ends.
+        if (signal?.aborted) setTimeout(onAbort, 0);
+        else arm();
+      }
+    };
+    chain(sending).then(
+      (value) => settle(() => resolve(value)),
+      (error: unknown) => settle(() => reject(error)),
+    );
+  });
 }
 
 function modelOf(body: unknown): string | undefined {

@@ -82,6 +82,18 @@ export function resolveLog(options: LogOptions): Log | undefined {
   return new Log(options.logger ?? console, level, options.logBodies === true);
 }
 
+/**
+ * A body for a log line, as its JSON text: a logger that prints objects (`console`) would cut it at depth 2
+ * (`messages: [ [Object] ]`), and one line of JSON is what a structured logger stores anyway.
+ */
+export function bodyText(body: unknown): string {
+  try {
+    return JSON.stringify(body) ?? String(body);
+  } catch {
+    return String(body);
+  }
+}
+
 /** Header names that carry credentials: never logged, whatever the level. */
 const CREDENTIAL_HEADERS = new Set<string>([...Object.values(AUTH_HEADERS), 'proxy-authorization', 'cookie']);
 

@@ -7,7 +7,9 @@
 import { Ai4tsError, ApiError } from '../errors.js';
 import { isRecord } from '../errors.js';
 import type { Usage } from '../events.js';
+import { redact, redactJsonText } from '../internal/fail.js';
 import type { Cost } from './cost.js';
+import { failureException, failureMessage } from './failure.js';
 import type {
   OtelApi,
   OtelAttributes as Attributes,
@@ -137,18 +139,38 @@ export class Telemetry {
   readonly parent: Context;
   /** `gen_ai.provider.name`, `server.address`, `server.port`. */
   readonly #base: Attributes;
+  /** The call's API key(s): redacted from every attribute, event and exception. */
+  readonly #secrets: readonly string[];
 
-  constructor(api: OtelApi, tracer: Tracer, meter: Meter, recordContent: boolean, parent: Context, base: Attributes) {
+  constructor(
+    api: OtelApi,
+    tracer: Tracer,
+    meter: Meter,
+    recordContent: boolean,
+    parent: Context,
+    base: Attributes,
+    secrets: readonly string[] = [],
+  ) {
     this.#api = api;
     this.#tracer = tracer;
     this.#meter = meter;
     this.recordContent = recordContent;
     this.parent = parent;
     this.#base = base;
+    this.#secrets = secrets;
   }
 
-  /** Telemetry for a client's provider (its preset's name) and server, with the merged options. */
-  static of(api: OtelApi, options: TelemetryOptions, provider: string, server: URL | undefined): Telemetry {
+  /**
+   * Telemetry for a client's provider (its preset's name) and server, with the merged options; `secrets` (the
+   * call's API key) never reach a span.
+   */
+  static of(
+    api: OtelApi,
+    options: TelemetryOptions,
+    provider: string,
+    server: URL | undefined,
+    secrets: readonly string[] = [],
+  ): Telemetry {
     const base: Attributes = { 'gen_ai.provider.name': PROVIDER_NAMES[provider] ?? provider };
     if (server) {
       base['server.address'] = server.hostname;
@@ -161,6 +183,7 @@ export class Telemetry {
       options.recordContent === true,
       options.parent ?? api.context.active(),
       base,
+      secrets,
     );
   }
 
@@ -172,7 +195,7 @@ export class Telemetry {
   /** The same settings with spans under `span` (a loop's steps and tools under the loop's span). */
   under(span: Span): Telemetry {
     const parent = this.#api.trace.setSpan(this.parent, span);
-    return new Telemetry(this.#api, this.#tracer, this.#meter, this.recordContent, parent, this.#base);
+    return new Telemetry(this.#api, this.#tracer, this.#meter, this.recordContent, parent, this.#base, this.#secrets);
   }
 
   /** Starts the span of one model request: `chat {model}`, kind CLIENT, the request's gen_ai attributes. */
@@ -183,9 +206,9 @@ export class Telemetry {
       'gen_ai.operation.name': 'chat',
       ...this.#base,
       'ai4ts.protocol': protocol,
-      ...requestAttributes(request),
+      ...requestAttributes(request, this.#secrets),
     };
-    if (this.recordContent) Object.assign(attributes, inputContent(request));
+    if (this.recordContent) Object.assign(attributes, inputContent(request, this.#secrets));
     const span = this.#tracer.startSpan(
       model === undefined ? 'chat' : `chat ${model}`,
       { kind: this.#api.SpanKind.CLIENT, attributes },
@@ -193,7 +216,7 @@ export class Telemetry {
     );
     const metricAttributes: Attributes = { 'gen_ai.operation.name': 'chat', ...this.#base };
     if (model !== undefined) metricAttributes['gen_ai.request.model'] = model;
-    return new ModelSpan(this.#api, span, instrumentsOf(this.#meter), metricAttributes, this.recordContent);
+    return new ModelSpan(this.#api, span, instrumentsOf(this.#meter), metricAttributes, this.recordContent, this.#secrets);
   }
 
   /** Starts the span of one tool run: `execute_tool {name}`, kind INTERNAL. */
@@ -204,7 +227,7 @@ export class Telemetry {
       'gen_ai.tool.call.id': call.id,
       'gen_ai.tool.type': 'function',
     };
-    if (this.recordContent) attributes['gen_ai.tool.call.arguments'] = call.arguments;
+    if (this.recordContent) attributes['gen_ai.tool.call.arguments'] = redact(call.arguments, this.#secrets);
     const span = this.#tracer.startSpan(
       `execute_tool ${call.name}`,
       { kind: this.#api.SpanKind.INTERNAL, attributes },
@@ -217,8 +240,8 @@ export class Telemetry {
   /** Ends a tool's span with its outcome, and records `gen_ai.execute_tool.duration` (a refused call never ran). */
   endTool(span: Span, outcome: ToolOutcome): void {
     span.setAttribute('ai4ts.tool.outcome', outcome.kind);
-    if (this.recordContent) span.setAttribute('gen_ai.tool.call.result', outcome.content);
-    if (outcome.error) fail(this.#api, span, outcome.error);
+    if (this.recordContent) span.setAttribute('gen_ai.tool.call.result', redact(outcome.content, this.#secrets));
+    if (outcome.error) fail(this.#api, span, outcome.error, this.recordContent, this.#secrets);
     span.end();
     if (outcome.kind !== 'rejected') this.#record(span, instrumentsOf(this.#meter).tool, outcome.error);
   }
@@ -249,7 +272,7 @@ export class Telemetry {
     span.setAttribute('ai4ts.loop.steps', outcome.steps);
     if (outcome.cost) span.setAttribute('ai4ts.cost', outcome.cost.total);
     if (outcome.finishReason) span.setAttribute('gen_ai.response.finish_reasons', [outcome.finishReason]);
-    if (outcome.error) fail(this.#api, span, outcome.error);
+    if (outcome.error) fail(this.#api, span, outcome.error, this.recordContent, this.#secrets);
     span.end();
     this.#record(span, instrumentsOf(this.#meter).agent, outcome.error ?? undefined);
   }
@@ -292,18 +315,27 @@ export class ModelSpan {
   readonly #instruments: Instruments;
   readonly #metricAttributes: Attributes;
   readonly #recordContent: boolean;
+  readonly #secrets: readonly string[];
   readonly #started = performance.now();
   #firstChunk: number | undefined;
   #lastChunk = 0;
   /** The seconds between two chunks after the first, recorded at the end with the answer's attributes. */
   readonly #gaps: number[] = [];
 
-  constructor(api: OtelApi, span: Span, instruments: Instruments, metricAttributes: Attributes, content: boolean) {
+  constructor(
+    api: OtelApi,
+    span: Span,
+    instruments: Instruments,
+    metricAttributes: Attributes,
+    content: boolean,
+    secrets: readonly string[] = [],
+  ) {
     this.#api = api;
     this.span = span;
     this.#instruments = instruments;
     this.#metricAttributes = metricAttributes;
     this.#recordContent = content;
+    this.#secrets = secrets;
   }
 
   /**
@@ -337,7 +369,7 @@ export class ModelSpan {
   /** The response's headers arrived. */
   response(status: number, requestId: string | undefined): void {
     this.span.setAttribute('http.response.status_code', status);
-    if (requestId !== undefined) this.span.setAttribute('ai4ts.request_id', requestId);
+    if (requestId !== undefined) this.span.setAttribute('ai4ts.request_id', redact(requestId, this.#secrets));
   }
 
   /** Ends the span with the answer's attributes and records the metrics. */
@@ -349,7 +381,7 @@ export class ModelSpan {
     setUsage(span, summary.usage);
     if (cost) span.setAttribute('ai4ts.cost', cost.total);
     if (this.#recordContent && summary.output !== undefined) {
-      span.setAttribute('gen_ai.output.messages', JSON.stringify(summary.output));
+      span.setAttribute('gen_ai.output.messages', redact(JSON.stringify(summary.output), this.#secrets));
     }
     span.end();
     const attributes = { ...this.#metricAttributes };
@@ -364,7 +396,7 @@ export class ModelSpan {
 
   /** Ends the span with the error (its type, status ERROR, the exception) and records the duration. */
   fail(error: unknown): void {
-    fail(this.#api, this.span, error);
+    fail(this.#api, this.span, error, this.#recordContent, this.#secrets);
     this.span.end();
     this.#record({ ...this.#metricAttributes, 'error.type': errorType(error) });
   }
@@ -381,11 +413,12 @@ function errorType(error: unknown): string {
   return error instanceof Error ? error.name : '_OTHER';
 }
 
-function fail(api: OtelApi, span: Span, error: unknown): void {
+/** Marks a span failed; the error's message only with `content` (see failure.ts), the secrets never. */
+function fail(api: OtelApi, span: Span, error: unknown, content: boolean, secrets: readonly string[]): void {
   span.setAttribute('error.type', errorType(error));
-  if (error instanceof ApiError && error.code !== undefined) span.setAttribute('ai4ts.error.code', error.code);
-  if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  if (error instanceof ApiError && error.code !== undefined) span.setAttribute('ai4ts.error.code', redact(error.code, secrets));
+  if (error instanceof Error) span.recordException(failureException(error, content, secrets));
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message: failureMessage(error, content, secrets) });
 }
 
 function setUsage(span: Span, usage: Usage | undefined): void {
@@ -400,7 +433,7 @@ function setUsage(span: Span, usage: Usage | undefined): void {
  * The request parameters the conventions name, read from any protocol's wire body (Gemini's sit in
  * `generationConfig`, in camelCase).
  */
-function requestAttributes(request: Record<string, unknown>): Attributes {
+function requestAttributes(request: Record<string, unknown>, secrets: readonly string[]): Attributes {
   const attributes: Attributes = {};
   const config = isRecord(request.generationConfig) ? request.generationConfig : {};
   const number = (name: string, value: unknown) => {
@@ -420,9 +453,9 @@ function requestAttributes(request: Record<string, unknown>): Attributes {
   const choices = request.n ?? config.candidateCount;
   if (typeof choices === 'number' && choices !== 1) attributes['gen_ai.request.choice.count'] = choices;
   const stop = request.stop ?? request.stop_sequences ?? config.stopSequences;
-  if (typeof stop === 'string') attributes['gen_ai.request.stop_sequences'] = [stop];
+  if (typeof stop === 'string') attributes['gen_ai.request.stop_sequences'] = [redact(stop, secrets)];
   else if (Array.isArray(stop) && stop.every((item) => typeof item === 'string')) {
-    attributes['gen_ai.request.stop_sequences'] = stop;
+    attributes['gen_ai.request.stop_sequences'] = stop.map((item) => redact(item, secrets));
   }
   return attributes;
 }
@@ -431,11 +464,11 @@ function requestAttributes(request: Record<string, unknown>): Attributes {
  * The input of any protocol's body: its messages (Responses' `input`, Gemini's `contents`) and its system
  * instructions (Gemini's `systemInstruction`).
  */
-function inputContent(request: Record<string, unknown>): Attributes {
+function inputContent(request: Record<string, unknown>, secrets: readonly string[]): Attributes {
   const attributes: Attributes = {};
   const input = request.messages ?? request.input ?? request.contents;
-  if (input !== undefined) attributes['gen_ai.input.messages'] = JSON.stringify(input);
+  if (input !== undefined) attributes['gen_ai.input.messages'] = redactJsonText(JSON.stringify(input), secrets);
   const system = request.system ?? request.instructions ?? request.systemInstruction;
-  if (system !== undefined) attributes['gen_ai.system_instructions'] = JSON.stringify(system);
+  if (system !== undefined) attributes['gen_ai.system_instructions'] = redactJsonText(JSON.stringify(system), secrets);
   return attributes;
 }

@@ -51,7 +51,7 @@ export interface SdkFields {
 }
 
 /** Fields that configure the SDK and never reach the wire: the loop's and {@link SdkFields}. */
-const SDK_FIELD_SET: ReadonlySet<string> = new Set([...LOOP_FIELDS, 'telemetry']);
+export const SDK_FIELD_SET: ReadonlySet<string> = new Set([...LOOP_FIELDS, 'telemetry']);
 
 /** Whether a request runs the tool loop: it has a `defineTool` tool, or sets a loop field. */
 export function isLoopRequest(request: LoopRequestShape): boolean {

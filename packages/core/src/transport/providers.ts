@@ -74,6 +74,12 @@ export interface ProviderPreset {
      */
     doneWithoutFinishReason?: boolean;
     /**
+     * Ends Chat Completions streams after the last finish_reason without `data: [DONE]`: the chat listener then
+     * completes such a stream when it ends. Off in every built-in preset (Ollama, vLLM, llama.cpp all send
+     * `[DONE]`): by default a stream without it fails with `StreamIncompleteError`, as a cut one would.
+     */
+    endsWithoutDone?: boolean;
+    /**
      * How Chat Completions asks for structured output (`output`): `json_schema` (the default), or `json_object`
      * for a provider that has only JSON mode (DeepSeek): JSON mode plus the schema in a system message.
      */

@@ -13,6 +13,7 @@ import {
   ProtocolError,
   requestIdOf,
   TimeoutError,
+  UnknownFieldError,
 } from '../errors.js';
 import { readEnv } from './env.js';
 import { resolveTimeout, resolveTimeouts, type TimeoutOptions } from './timeouts.js';
@@ -35,7 +36,7 @@ import { readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
 import type { ModelMiddleware } from '../observe/middleware.js';
-import { type Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
+import { bodyText, Log, type LogOptions, loggableHeaders, resolveLog } from '../observe/logger.js';
 import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry.js';
 
 /**
@@ -45,6 +46,13 @@ import { loadOtel, Telemetry, type TelemetryOptions } from '../observe/telemetry
 export interface TransportOptions extends LogOptions, TimeoutOptions {
   /** A preset name or object (default `'openai'`): baseURL, auth style, the key's env var, quirks. */
   provider?: ProviderName | ProviderPreset;
+  /**
+   * Refuse a request naming a field that is none of its protocol's, the loop's or the SDK's (`temprature`,
+   * `maxStep`) with {@link UnknownFieldError}, before anything is sent. Default false: each such field is warned
+   * about once (through the logger, or `console.warn` when no log is set up) and sent as written. A vendor's own
+   * field belongs in `extraBody`.
+   */
+  strictRequests?: boolean;
   /** Overrides the preset's baseURL (required for `azure` and `openai-compatible`). */
   baseURL?: string;
   /** Default: the preset's env var(s), read at request time through `globalThis.process?.env`. */
@@ -126,19 +134,39 @@ export class Transport {
   readonly #options: TransportOptions;
   readonly #log: Log | undefined;
   readonly #middleware: ModelMiddleware[] = [];
+  /** The unknown request fields already warned about: each once. */
+  readonly #warnedFields = new Set<string>();
   readonly #tokens: AccessTokenCache | undefined;
 
   /**
    * Never throws for a missing key: the key is looked up at request time, so the env can be set later.
    *
-   * @throws Ai4tsError when `AI4TS_LOG` is not a log level.
+   * @throws Ai4tsError when `AI4TS_LOG` is not a log level, or the baseURL is not an http(s) URL.
    */
   constructor(options: TransportOptions = {}) {
     this.provider = resolveProvider(options.provider ?? 'openai');
     this.#options = options;
     this.#log = resolveLog(options);
+    const baseURL = options.baseURL ?? this.provider.baseURL;
+    if (baseURL) parseBaseURL(baseURL);
     const accessToken = options.accessToken ?? this.provider.accessToken;
     this.#tokens = accessToken && new AccessTokenCache(accessToken);
+  }
+
+  /**
+   * A request names a field no protocol, loop or SDK field is (`suggestion`: the nearest known name): throws
+   * {@link UnknownFieldError} with `strictRequests`, else warns once per field and protocol.
+   */
+  unknownField(protocol: string, field: string, suggestion: string | undefined): void {
+    if (this.#options.strictRequests === true) throw new UnknownFieldError(protocol, field, suggestion);
+    const key = `${protocol}.${field}`;
+    if (this.#warnedFields.has(key)) return;
+    this.#warnedFields.add(key);
+    // A plain-JavaScript user with no log set up is the one who needs this most: then the console says it.
+    const options = this.#options;
+    const quiet = options.logger !== undefined || options.logLevel !== undefined || readEnv(['AI4TS_LOG']) !== undefined;
+    const log = this.#log ?? (quiet ? undefined : new Log(console, 'warn', false));
+    log?.write('warn', 'unknown request field', { protocol, field, suggestion }, []);
   }
 
   /**
@@ -169,6 +197,8 @@ export class Transport {
         return transport.secrets(options);
       },
       middleware: this.#middleware,
+      signal: options.signal,
+      timeout: resolveTimeout('headers', options, this.#options),
     };
     return new ModelCall(protocol, body, context);
   }
@@ -185,11 +215,12 @@ export class Transport {
     if (!client && !options.telemetry && !requested) return undefined;
     const merged = { ...client, ...options.telemetry, ...requested };
     const server = this.#server(options);
+    const secrets = this.secrets(options);
     return () => {
       const api = loadOtel();
       return api instanceof Promise
-        ? api.then((loaded) => Telemetry.of(loaded, merged, this.provider.name, server))
-        : Telemetry.of(api, merged, this.provider.name, server);
+        ? api.then((loaded) => Telemetry.of(loaded, merged, this.provider.name, server, secrets))
+        : Telemetry.of(api, merged, this.provider.name, server, secrets);
     };
   }
 
@@ -230,7 +261,8 @@ export class Transport {
     const watch = init.watch;
     let secrets = [apiKey ?? ''];
     if (log?.bodies && json !== undefined) {
-      log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body: json }, secrets);
+      const body = bodyText(json);
+      log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body }, secrets);
     }
 
     const fetch = defaults.fetch && withCallShape(defaults.fetch);
@@ -331,6 +363,7 @@ export class Transport {
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
+    throwNotAStream(response);
     const { firstEvent, idle } = resolveTimeouts(call, this.#options);
     const limits = { signal: call.signal, firstTokenTimeout: firstEvent, idleTimeout: idle, secrets };
     return readSseStream(response, limits, this.#resume(response, call, init.watch));
@@ -397,12 +430,7 @@ export class Transport {
     if (!baseURL) {
       throw new Ai4tsError(`Provider "${this.provider.name}" needs a baseURL: pass the baseURL option`);
     }
-    let url: URL;
-    try {
-      url = new URL(baseURL);
-    } catch (error) {
-      throw new Ai4tsError(`Invalid baseURL "${baseURL}"`, { cause: error });
-    }
+    const url = parseBaseURL(baseURL);
     url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
     for (const query of [this.provider.query, this.#options.query, call.query]) {
       for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
@@ -438,6 +466,27 @@ function setAuth(headers: Headers, auth: keyof typeof AUTH_HEADERS, apiKey: stri
 function missingKey(provider: string, env: string[]): AuthenticationError {
   const where = env.length ? `set ${env.join(' or ')}, or pass the apiKey option` : 'pass the apiKey option';
   return new AuthenticationError(`Missing API key for provider "${provider}": ${where}`);
+}
+
+/**
+ * A baseURL as a URL, or a clear error: `localhost:8080/v1` parses as the scheme `localhost:` and would fail only at
+ * request time, as `unknown scheme`.
+ */
+function parseBaseURL(baseURL: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch (error) {
+    throw new Ai4tsError(`Invalid baseURL "${baseURL}": ${hintOf(baseURL)}`, { cause: error });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Ai4tsError(`baseURL "${baseURL}" is not an http:// or https:// URL: ${hintOf(baseURL)}`);
+  }
+  return url;
+}
+
+function hintOf(baseURL: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(baseURL) ? 'use http:// or https://' : `write "http://${baseURL}"`;
 }
 
 /** The request's accept header unless the caller chose one. */
@@ -478,6 +527,9 @@ function modelOf(json: unknown): string | undefined {
   return isRecord(json) && typeof json.model === 'string' ? json.model : undefined;
 }
 
+/** What fetch (undici) says of a URL it will not send to, whatever the network does. */
+const REFUSED_URL = /^(bad port|unknown scheme)$/;
+
 /** Maps what ky or fetch threw before a response arrived. */
 function requestError(
   error: unknown,
@@ -490,9 +542,32 @@ function requestError(
   if (signal?.aborted) return abortError(signal);
   // ky's TimeoutError holds the request, headers and key included: it must not become the cause.
   if (error instanceof KyTimeoutError && timeout !== undefined) return new TimeoutError('headers', timeout);
+  // The platform refuses the URL itself (a port fetch blocks, a scheme it cannot send): the same URL would fail again.
+  if (error instanceof Error && error.cause instanceof Error && REFUSED_URL.test(error.cause.message)) {
+    return new Ai4tsError(redact(`Cannot send ${where}: ${describeError(error)} (the platform refuses this URL)`, secrets));
+  }
   const message = redact(`Connection error (${where}): ${describeError(error)}`, secrets);
   const leaks = error instanceof Error && secrets.some((secret) => secret !== '' && describeError(error).includes(secret));
   return new ConnectionError(message, { cause: leaks ? new Error(message) : error });
+}
+
+/**
+ * What may carry a stream: SSE, JSON (an error, or a server that ignored `stream: true`), and `text/plain`, which
+ * some servers put on SSE. Anything else (a proxy's login page, an XML fault) is no stream.
+ */
+const STREAM_TYPES = ['text/event-stream', 'application/json', 'text/plain'];
+
+/**
+ * A streamed request answered with a web page or another document: a ProtocolError naming what came, at once. Read
+ * as SSE it would yield no event and end as a StreamIncompleteError, retried for nothing.
+ */
+function throwNotAStream(response: Response): void {
+  const type = response.headers.get('content-type');
+  if (type === null || STREAM_TYPES.some((stream) => type.toLowerCase().includes(stream))) return;
+  void response.body?.cancel().catch(() => undefined);
+  throw new ProtocolError(
+    `Expected an event stream (text/event-stream) but the server answered ${type} with status ${response.status}`,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The gateway's one request shape. Each inbound protocol (Chat Completions, Responses, Messages) is parsed into a
+ * The gateway's one request shape. Each inbound protocol (Chat Completions, Responses, Messages, Gemini) is parsed into a
  * {@link GatewayRequest}, and each upstream protocol's body is built from it, so that N protocols need N parsers and N
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
@@ -9,11 +9,8 @@ import type { ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
 
-/**
- * The three wire protocols the gateway speaks, in and out: every `ProtocolName` but `gemini`, whose codec comes next
- * (an upstream preset that speaks it is refused at startup, see `presetTarget`).
- */
-export type GatewayProtocol = Exclude<ProtocolName, 'gemini'>;
+/** The wire protocols the gateway speaks, in and out: every `ProtocolName`. */
+export type GatewayProtocol = ProtocolName;
 
 /** A user content part. An image's `url` is an http(s) URL or a `data:` URL. */
 export type Part = { type: 'text'; text: string } | { type: 'image'; url: string };
@@ -26,7 +23,10 @@ export interface ToolCallSpec {
   arguments: string;
 }
 
-/** Reasoning the model produced before, sent back; `signature` is Messages' thinking signature. */
+/**
+ * Reasoning the model produced before, sent back; `signature` is the vendor's (Messages' thinking signature, or the
+ * `thoughtSignature` of a Gemini thought part), sent back where it came from.
+ */
 export interface ReasoningPart {
   text: string;
   signature?: string;
@@ -35,7 +35,14 @@ export interface ReasoningPart {
 /** One turn of the conversation. */
 export type Turn =
   | { role: 'user'; parts: Part[] }
-  | { role: 'assistant'; text: string; reasoning: ReasoningPart[]; toolCalls: ToolCallSpec[] }
+  | {
+      role: 'assistant';
+      text: string;
+      reasoning: ReasoningPart[];
+      toolCalls: ToolCallSpec[];
+      /** The `thoughtSignature` of a Gemini answer's text: sent back on its text part to a Gemini upstream. */
+      textSignature?: string;
+    }
   | { role: 'tool'; callId: string; output: string; isError: boolean };
 
 /** A client tool: a function with a JSON Schema for its arguments. */
@@ -69,7 +76,7 @@ export interface CarriedOptions {
   parallelToolCalls: boolean | undefined;
   /** The end user: `user` (Chat, Responses), `metadata.user_id` (Messages). */
   user: string | undefined;
-  /** Carried only to an upstream of the inbound protocol: the three name different tiers. */
+  /** Carried only to an upstream of the inbound protocol: the protocols name different tiers. */
   serviceTier: string | undefined;
   responseFormat: ResponseFormat | undefined;
 }
@@ -109,6 +116,12 @@ export interface GatewayRequest extends CarriedOptions {
   dropped: string[];
 }
 
+/** What a path that names the model says: the model, and whether the answer streams (and how). */
+export interface PathRoute {
+  model: string;
+  stream: boolean;
+}
+
 /** Options of a writer of one protocol's answer. */
 export interface WriteOptions {
   /** The model the answer reports: the one the client asked for. */
@@ -132,11 +145,18 @@ export interface ProtocolCodec {
   name: GatewayProtocol;
   /**
    * The protocol's path under an API root, from its definition (`/chat/completions`, ...): clients call it under the
-   * gateway's `/v1`, and upstreams under their base URL.
+   * gateway's `/v1`, and upstreams under their base URL. A path with `{model}` in it is served by {@link match}.
    */
   path: string;
-  /** Reads a request body; throws an HttpError (400) naming the first bad field. */
-  parse(json: unknown): GatewayRequest;
+  /**
+   * For a protocol whose path names the model (Gemini's `/v1beta/models/{model}:generateContent`): what an inbound
+   * path says, or undefined when it is not this protocol's. Codecs without it are served at `/v1` + `path`.
+   */
+  match?(path: string, query: URLSearchParams): PathRoute | undefined;
+  /** The upstream endpoint of one request when it depends on the model (Gemini); `path` otherwise. */
+  endpoint?(model: string): { path: string; query?: Record<string, string> };
+  /** Reads a request body (and what its path said); throws an HttpError (400) naming the first bad field. */
+  parse(json: unknown, route?: PathRoute): GatewayRequest;
   /** This protocol's field for each option some protocols lack; the body it builds carries those it names. */
   fields: Readonly<Record<CarriedOption, OptionField>>;
   /** An HTTP error body in this protocol's shape. */
@@ -148,6 +168,11 @@ export interface ProtocolCodec {
   streamError(error: GatewayErrorObject): SseMessage;
   /** The streaming answer: SSE messages. Throws a failure before any output; writes it in-stream after. */
   stream(events: AsyncIterable<BridgeEvent>, options: WriteOptions): AsyncGenerator<SseMessage>;
+  /**
+   * `false` when the protocol's clients read an SSE event only when it starts with `data:` (Google's): its streams
+   * carry no `id:` lines, and so cannot be resumed.
+   */
+  eventIds?: false;
   /** The aggregated answer. Throws the stream's failure. */
   aggregate(events: AsyncIterable<BridgeEvent>, options: WriteOptions): Promise<unknown>;
   /** The upstream body for a request (always streamed). */

@@ -12,8 +12,11 @@ import type { CodecReadOptions } from './neutral.js';
 
 /** Options of {@link readWithListener}. */
 export interface ListenOptions extends CodecReadOptions {
-  /** Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature). */
-  peek?: (event: SseEvent) => BridgeEvent | undefined;
+  /**
+   * Sees each SSE event before the listener, for what the normalized events do not carry (a thinking signature):
+   * what it returns follows the event's normalized events.
+   */
+  peek?: (event: SseEvent) => BridgeEvent | BridgeEvent[] | undefined;
 }
 
 /**
@@ -46,7 +49,8 @@ export async function* readWithListener<Final>(
       const extra = peek?.(next.value);
       listener.pushSse(next.value);
       yield* queue.splice(0);
-      if (extra) yield extra;
+      if (Array.isArray(extra)) yield* extra;
+      else if (extra) yield extra;
     }
     const final = listener.end();
     summary?.(protocol.summarize(final));

@@ -16,9 +16,11 @@ export function serveNode(context: GatewayContext, req: IncomingMessage, res: Se
     if (!res.writableFinished) controller.abort(new Error('The client disconnected'));
   });
   const body = new NodeBody(req);
+  const url = new URL(req.url ?? '/', 'http://localhost');
   const incoming: Incoming = {
     method: req.method ?? 'GET',
-    path: new URL(req.url ?? '/', 'http://localhost').pathname,
+    path: url.pathname,
+    query: url.searchParams,
     scheme: 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http',
     header: (name) => {
       const value = req.headers[name];
@@ -128,6 +130,7 @@ export async function serveFetch(context: GatewayContext, request: Request): Pro
   const incoming: Incoming = {
     method: request.method,
     path: url.pathname,
+    query: url.searchParams,
     scheme: url.protocol.slice(0, -1),
     header: (name) => request.headers.get(name) ?? undefined,
     text: () => fetchBodyText(request),

@@ -4,6 +4,12 @@
  */
 import { HttpError, invalid } from './errors.js';
 
+/** A key a client sent outside the `Authorization` header, and where it was (for the refusal's message). */
+export interface ApiKey {
+  key: string;
+  source: string;
+}
+
 /** The bearer tokens clients must send, or none (an open gateway). */
 export class BearerAuth {
   readonly #tokens: readonly string[] | undefined;
@@ -18,21 +24,22 @@ export class BearerAuth {
   }
 
   /**
-   * Checks the client's token: the `Authorization` bearer, else `x-api-key` (Anthropic's clients). Throws a 401 that
-   * names the header it read but neither the token sent nor the ones expected; every token is compared in full, in
-   * time that depends only on the lengths.
+   * Checks the client's token: the `Authorization` bearer, else the key sent another way (`x-api-key` from
+   * Anthropic's clients, `x-goog-api-key` or `key=` from Gemini's). Throws a 401 that names where it read the token
+   * but neither the token sent nor the ones expected; every token is compared in full, in time that depends only on
+   * the lengths.
    */
-  check(authorization: string | undefined, apiKey?: string | undefined): void {
+  check(authorization: string | undefined, apiKey?: ApiKey | undefined): void {
     if (!this.#tokens) return;
     const byApiKey = authorization === undefined && apiKey !== undefined;
-    const token = byApiKey ? apiKey.trim() : (/^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '');
+    const token = byApiKey ? apiKey.key.trim() : (/^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '');
     let accepted = false;
     for (const expected of this.#tokens) accepted = sameText(expected, token) || accepted;
     if (!accepted)
       throw new HttpError(
         401,
         invalid(
-          byApiKey ? 'Incorrect API key in the x-api-key header' : 'Incorrect or missing bearer token in the Authorization header',
+          byApiKey ? `Incorrect API key in ${apiKey.source}` : 'Incorrect or missing bearer token in the Authorization header',
           null,
           'invalid_api_key',
         ),

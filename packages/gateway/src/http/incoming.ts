@@ -18,6 +18,8 @@ export interface Reply {
 export interface Incoming {
   method: string;
   path: string;
+  /** The query string's parameters (Gemini's `alt=sse` and `key=`); never logged: a key may be among them. */
+  query: URLSearchParams;
   /** `http` or `https`, as the server received it. */
   scheme: string;
   header(name: string): string | undefined;

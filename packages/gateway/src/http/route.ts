@@ -15,13 +15,21 @@ import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import type { SseMessage } from '@ai4ts/sse';
 import { badRequest, checkDepth } from '../codecs/bad-request.js';
 import { CODECS } from '../codecs/index.js';
-import { type GatewayErrorObject, type GatewayRequest, type ProtocolCodec, uncarried, type WriteOptions } from '../codecs/neutral.js';
+import {
+  type GatewayErrorObject,
+  type GatewayRequest,
+  type PathRoute,
+  type ProtocolCodec,
+  uncarried,
+  type WriteOptions,
+} from '../codecs/neutral.js';
 import type { GatewayContext } from '../context.js';
 import { storeFailed, streamGone } from '../state/store.js';
 import { type RequestSpan, traced } from '../telemetry.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
+import type { ApiKey } from './auth.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -31,7 +39,34 @@ import { ownerOf } from './owner.js';
 const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
 const API_ROOT = '/v1';
-const CODEC_BY_PATH = new Map(Object.values(CODECS).map((codec) => [`${API_ROOT}${codec.path}`, codec]));
+const CODEC_BY_PATH = new Map(
+  Object.values(CODECS)
+    .filter((codec) => !codec.match)
+    .map((codec) => [`${API_ROOT}${codec.path}`, codec]),
+);
+/** The codecs whose paths name the model (Gemini's), asked in turn. */
+const PATH_CODECS = Object.values(CODECS).filter((codec) => codec.match);
+
+/** The codec a path belongs to, what its path says, and its refusal of the path (a stream without `alt=sse`). */
+interface Matched {
+  codec: ProtocolCodec;
+  route?: PathRoute | undefined;
+  refused?: unknown;
+}
+
+function matchCodec(path: string, query: URLSearchParams): Matched | undefined {
+  const fixed = CODEC_BY_PATH.get(path);
+  if (fixed) return { codec: fixed };
+  for (const codec of PATH_CODECS) {
+    try {
+      const route = codec.match?.(path, query);
+      if (route) return { codec, route };
+    } catch (refused) {
+      return { codec, refused };
+    }
+  }
+  return undefined;
+}
 
 /**
  * The upstream statuses that refuse the request itself, which the client can fix: passed on as they are. Any other
@@ -48,7 +83,8 @@ export const DROPPED_HEADER = 'x-ai4ts-dropped';
  */
 export async function route(context: GatewayContext, request: Incoming, signal: AbortSignal): Promise<Reply> {
   const path = request.path.replace(/\/+$/, '');
-  const codec = CODEC_BY_PATH.get(path);
+  const matched = matchCodec(path, request.query);
+  const codec = matched?.codec;
   const given = request.header('x-request-id');
   const entry: AccessLogEntry = {
     time: new Date().toISOString(),
@@ -63,7 +99,7 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
   let reply: Reply;
   try {
     span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, codec));
-    reply = await answer(context, request, path, codec, signal, entry, span);
+    reply = await answer(context, request, path, matched, signal, entry, span);
   } catch (error) {
     reply = errorReply(context, error, codec);
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
@@ -85,11 +121,12 @@ async function answer(
   context: GatewayContext,
   request: Incoming,
   path: string,
-  codec: ProtocolCodec | undefined,
+  matched: Matched | undefined,
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
 ): Promise<Reply> {
+  const codec = matched?.codec;
   if (request.method === 'OPTIONS' && context.cors) return preflight();
   if (path === '/healthz' || path === '/readyz') {
     if (request.method !== 'GET') throw notAllowed('GET', path);
@@ -100,7 +137,7 @@ async function answer(
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
   const expected = codec ? 'POST' : 'GET';
   if (request.method !== expected) throw notAllowed(expected, path);
-  context.auth.check(request.header('authorization'), request.header('x-api-key'));
+  context.auth.check(request.header('authorization'), apiKeyOf(request));
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
@@ -110,15 +147,31 @@ async function answer(
   if (context.draining) throw shuttingDown();
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
-  const parsed = codec.parse(parseJson(await request.text()));
+  if (matched?.refused !== undefined) throw matched.refused;
+  const parsed = codec.parse(parseJson(await request.text()), matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
-  const resumable = context.resumable || request.header(RESUMABLE_HEADER) === '1';
+  const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
   return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+}
+
+/**
+ * The key a client sent other than as a bearer token, and where: `x-api-key` (Anthropic's clients), `x-goog-api-key`
+ * or the `key=` query parameter (Gemini's).
+ */
+function apiKeyOf(request: Incoming): ApiKey | undefined {
+  const anthropic = request.header('x-api-key');
+  if (anthropic !== undefined) return { key: anthropic, source: 'the x-api-key header' };
+  const google = request.header('x-goog-api-key');
+  if (google !== undefined) return { key: google, source: 'the x-goog-api-key header' };
+  const query = request.query.get('key');
+  return query === null ? undefined : { key: query, source: 'the key query parameter' };
 }
 
 /** The route template a path matched (`http.route`); undefined when no route serves it. */
 function routeOf(path: string, codec: ProtocolCodec | undefined): string | undefined {
+  // The model in the path is not part of the route: one template per method, whatever the model.
+  if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
   if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
@@ -142,7 +195,7 @@ function preflight(): Reply {
     headers: {
       'access-control-allow-methods': 'GET, POST, OPTIONS',
       'access-control-allow-headers':
-        'authorization, content-type, x-api-key, anthropic-version, last-event-id, x-ai4ts-resumable, x-request-id',
+        'authorization, content-type, x-api-key, x-goog-api-key, anthropic-version, last-event-id, x-ai4ts-resumable, x-request-id',
       'access-control-max-age': '600',
     },
   };
@@ -250,7 +303,7 @@ async function complete(
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
     headers[STREAM_ID_HEADER] = streamId;
-    const numbered = liveStream(streamId, first, messages, slot);
+    const numbered = liveStream(codec.eventIds === false ? undefined : streamId, first, messages, slot);
     if (!generation) return { status: 200, headers, stream: numbered };
     headers[RESUMABLE_HEADER] = '1';
     void keep(context, streamId, numbered).finally(() => generation.finish());
@@ -272,7 +325,8 @@ async function keep(context: GatewayContext, id: string, messages: AsyncIterable
   let seq = 0;
   let failure: HttpError | undefined;
   try {
-    for await (const message of messages) await context.store.append(id, ++seq, scrubMessage(message, context.secrets));
+    const secrets = context.secrets;
+    for await (const message of messages) await context.store.append(id, ++seq, scrubMessage(message, secrets));
   } catch (error) {
     // The writers put every upstream failure into the stream; what lands here is the store's own failure.
     failure = error instanceof HttpError ? error : storeFailed('failed');
@@ -349,13 +403,14 @@ async function resume(
 }
 
 /**
- * The live stream: `first`, then the rest, each message with its id `<stream id>:<n>` counted from 1, and the slot
+ * The live stream: `first`, then the rest, each message with its id `<stream id>:<n>` counted from 1 (none without a
+ * stream id: a protocol whose clients read no ids), and the slot
  * given back however it ends (its last message, a throw, or `return()`). One layer for the three, since each layer
  * costs every message a promise. An iterator object rather than a generator: `return()` reaches `rest` (and so the
  * upstream read) even when the answer fails before its first message was taken.
  */
 function liveStream(
-  streamId: string,
+  streamId: string | undefined,
   first: IteratorResult<SseMessage>,
   rest: AsyncIterator<SseMessage>,
   slot: StreamSlot,
@@ -367,7 +422,7 @@ function liveStream(
       slot.release();
       return next;
     }
-    return { done: false, value: withId(next.value, `${streamId}:${++seq}`) };
+    return streamId === undefined ? next : { done: false, value: withId(next.value, `${streamId}:${++seq}`) };
   };
   const failed = (error: unknown): never => {
     slot.release();

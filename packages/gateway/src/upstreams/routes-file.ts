@@ -19,7 +19,7 @@ const Route = z.union([
     upstreamModel,
     onUnsupported,
   }),
-  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages']), upstreamModel, onUnsupported }),
+  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages', 'gemini']), upstreamModel, onUnsupported }),
   RouteBase.extend({ upstream: z.url(), dialect: z.enum(['typed', 'named']) }),
 ]);
 

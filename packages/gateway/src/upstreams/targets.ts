@@ -1,11 +1,12 @@
 /**
- * Where a request goes: a daemon that speaks its own dialect, or a provider that speaks one of the three protocols.
+ * Where a request goes: a daemon that speaks its own dialect, or a provider that speaks one of the protocols.
  * A provider is called through core's Transport (its URL joining, auth header, key variable, retries before the
  * headers and redaction), so that the gateway and the SDK reach a provider the same way. Keys live in `#private`
  * fields, so that a target can be logged or inspected without showing them.
  */
 import { type BridgeEvent, type Dialect, namedEventDialect, typedEventDialect } from '@ai4ts/bridge';
 import {
+  type AccessTokenSource,
   type Backoff,
   type ProviderName,
   type ProviderPreset,
@@ -34,7 +35,7 @@ export type UpstreamSpec =
       upstream: string | URL;
       /** The protocol the provider speaks. */
       protocol: GatewayProtocol;
-      /** Its API key (bearer for chat and responses, `x-api-key` for messages). */
+      /** Its API key (bearer for chat and responses, `x-api-key` for messages, `x-goog-api-key` for gemini). */
       upstreamToken?: string | undefined;
       /** The model name sent upstream; the client's by default. */
       upstreamModel?: string | undefined;
@@ -49,6 +50,11 @@ export type UpstreamSpec =
       provider: ProviderName | ProviderPreset;
       /** The key; the preset's environment variable by default. */
       upstreamToken?: string | undefined;
+      /**
+       * An expiring bearer token instead of a key (Vertex AI), over the preset's own (`vertex()` brings Google's
+       * credentials); asked for when needed, cached until shortly before it expires, redacted like a key.
+       */
+      accessToken?: AccessTokenSource | undefined;
       upstreamModel?: string | undefined;
       onUnsupported?: OnUnsupported | undefined;
     };
@@ -71,7 +77,7 @@ export interface UpstreamTarget {
   readonly toolCalls: 'daemon' | 'client';
   /** A dialect that requires a session id (a UUID is made when the request has none). */
   readonly sessionRequired: boolean;
-  /** Its keys, scrubbed from everything the gateway sends. */
+  /** Its keys (and its current access token), scrubbed from everything the gateway sends: read each time it is used. */
   readonly secrets: readonly string[];
   /**
    * Sends the request. Resolves to a response with its headers; rejects as fetch does (a daemon), or with core's
@@ -174,14 +180,13 @@ function messageOf(request: GatewayRequest): string {
  */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** A provider that speaks one of the three protocols, through a Transport of its preset. */
+/** A provider that speaks one of the protocols, through a Transport of its preset. */
 class ProviderTarget implements UpstreamTarget {
   readonly name: string;
   readonly protocol: GatewayProtocol;
   readonly onUnsupported: OnUnsupported;
   readonly toolCalls = 'client';
   readonly sessionRequired = false;
-  readonly secrets: readonly string[];
   readonly retry: RetryPolicy;
   readonly #transport: Transport;
   readonly #codec: ProtocolCodec;
@@ -193,19 +198,23 @@ class ProviderTarget implements UpstreamTarget {
     preset: ProviderPreset,
     codec: ProtocolCodec,
     key: string | undefined,
-    route: { upstreamModel?: string | undefined; onUnsupported?: OnUnsupported | undefined },
+    route: {
+      upstreamModel?: string | undefined;
+      onUnsupported?: OnUnsupported | undefined;
+      accessToken?: AccessTokenSource | undefined;
+    },
     calls: UpstreamCalls,
   ) {
     // A missing key sends no auth header, as a request without one: the upstream's 401 says so, not the gateway.
     this.#transport = new Transport({
       provider: { ...preset, apiKeyOptional: true },
       ...(key ? { apiKey: key } : {}),
+      ...(route.accessToken ? { accessToken: route.accessToken } : {}),
       fetch: calls.fetch,
       maxRetries: calls.maxRetries,
       backoff: calls.backoff,
       timeout: MAX_TIMER_MS,
     });
-    this.secrets = this.#transport.secrets();
     this.retry = this.#transport.streamRetry();
     this.#codec = codec;
     this.protocol = codec.name;
@@ -215,16 +224,27 @@ class ProviderTarget implements UpstreamTarget {
     this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
   }
 
+  /** The key, or the access token last fetched: a token changes while the gateway runs, so it is read each time. */
+  get secrets(): readonly string[] {
+    return this.#transport.secrets();
+  }
+
   post(
     request: GatewayRequest,
     _sessionId: string | undefined,
     signal: AbortSignal,
     budget: RetryBudget = {},
   ): Promise<Response> {
-    return this.#transport.request(this.#codec.path, {
+    const { path, query } = this.#codec.endpoint?.(this.#model ?? request.model) ?? { path: this.#codec.path };
+    return this.#transport.request(path, {
       method: 'POST',
       body: this.#body(request),
-      options: { ...budget, signal, headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders } },
+      options: {
+        ...budget,
+        signal,
+        headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders },
+        ...(query && { query }),
+      },
     });
   }
 
@@ -246,15 +266,11 @@ function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls:
   const preset = resolveProvider(spec.provider);
   if (!preset.baseURL) throw new RangeError(`The ${preset.name} preset has no URL of its own: give upstream and protocol`);
   const protocol = preset.protocol ?? 'chat';
-  if (protocol === 'gemini') {
-    throw new RangeError(`The ${preset.name} preset speaks Gemini's native API, which the gateway cannot translate yet`);
-  }
-  // An access token (Vertex AI) is fetched and renewed while the gateway runs, and the gateway's list of secrets to
-  // redact is made once at start: refused until that list follows the token, so a token never reaches a client.
-  if (preset.accessToken) throw new RangeError(`The ${preset.name} preset authenticates with access tokens, which the gateway does not take yet`);
   const target = new ProviderTarget(preset, CODECS[protocol], spec.upstreamToken, spec, calls);
-  // Refused at the start, as a routing file's unset keyEnv is: every request would otherwise go out keyless.
-  if (preset.auth !== 'none' && !preset.apiKeyOptional && target.secrets.length === 0) {
+  // Refused at the start, as a routing file's unset keyEnv is: every request would otherwise go out keyless. An
+  // access token (Vertex AI) is fetched with the first request.
+  const tokens = preset.accessToken !== undefined || spec.accessToken !== undefined;
+  if (preset.auth !== 'none' && !preset.apiKeyOptional && !tokens && target.secrets.length === 0) {
     const variables = preset.apiKeyEnv.length ? `set ${preset.apiKeyEnv.join(' or ')}, or give` : 'give';
     throw new RangeError(`The ${preset.name} preset needs an API key: ${variables} upstreamToken`);
   }
@@ -263,12 +279,22 @@ function presetTarget(spec: Extract<UpstreamSpec, { provider: unknown }>, calls:
 
 /**
  * A provider at a URL of the user's: no key variable is read (a vendor's key must never reach an arbitrary URL);
- * the auth style is the protocol's (`x-api-key` for Messages, a bearer token for the OpenAI two).
+ * the auth style is the protocol's (`x-api-key` for Messages, `x-goog-api-key` for Gemini, a bearer token for the
+ * OpenAI two).
  */
 function urlPreset(upstream: string | URL, protocol: GatewayProtocol): ProviderPreset {
-  const base = resolveProvider(protocol === 'messages' ? 'anthropic' : 'openai-compatible');
-  return { ...base, name: protocol === 'messages' ? 'anthropic' : 'openai', baseURL: String(upstream), apiKeyEnv: [], protocol };
+  const vendor = URL_PRESETS[protocol];
+  const base = resolveProvider(vendor.preset);
+  return { ...base, name: vendor.name, baseURL: String(upstream), apiKeyEnv: [], protocol };
 }
+
+/** The preset whose auth style a URL upstream of each protocol takes, and the provider name its spans report. */
+const URL_PRESETS: Readonly<Record<GatewayProtocol, { preset: ProviderName; name: string }>> = {
+  chat: { preset: 'openai-compatible', name: 'openai' },
+  responses: { preset: 'openai-compatible', name: 'openai' },
+  messages: { preset: 'anthropic', name: 'anthropic' },
+  gemini: { preset: 'gemini', name: 'gemini' },
+};
 
 /** Resolves one upstream spec. */
 export function targetOf(spec: UpstreamSpec, calls: UpstreamCalls): UpstreamTarget {
