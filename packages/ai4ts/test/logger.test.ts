@@ -129,7 +129,7 @@ describe('logger', () => {
     await client.gemini.stream({ model: 'mock-model', contents }).final();
     const body = lines.find(([, message]) => message === 'ai4ts: request body')?.[2];
     expect(body?.headers).toMatchObject({ 'x-goog-api-key': '[redacted]' });
-    expect(body?.body).toMatchObject({ contents });
+    expect(JSON.parse(String(body?.body))).toEqual({ contents });
     const request = lines.find(([, message]) => message === 'ai4ts: request')?.[2];
     expect(request?.url).toBe(`${model.geminiBaseURL}/models/mock-model:streamGenerateContent?alt=sse`);
     expect(lines.find(([, message]) => message === 'ai4ts: model call completed')?.[2]).toMatchObject({
