@@ -89,7 +89,6 @@ export const PROTOCOLS: readonly Protocol[] = [
     // Google's error body, `status` naming the error and `code` the HTTP-like number it would have had.
     errorFrame: (code, message) =>
       sseFrame({ error: { code: /^\d+$/.test(code) ? Number(code) : code === 'invalid_request_error' ? 400 : 500, message, status: code } }),
-    completesAfter: (blocks) => blocks.length,
   },
 ];
 

@@ -173,10 +173,10 @@ export interface GenerateContentRequest extends SdkFields {
  */
 const GEMINI_REQUEST_FIELDS_RECORD: Record<keyof GenerateContentRequest, true> = {
   model: true, contents: true, systemInstruction: true, tools: true, toolConfig: true, generationConfig: true,
-  safetySettings: true, cachedContent: true,
+  safetySettings: true, cachedContent: true, telemetry: true,
 };
 
-/** The names of {@link GenerateContentRequest}'s fields. */
+/** The names of {@link GenerateContentRequest}'s fields (`telemetry` included). */
 export const GEMINI_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(GEMINI_REQUEST_FIELDS_RECORD));
 
 
