@@ -15,6 +15,7 @@ import { Ai4ts, type ApprovalDecision, type ChatLoopState, LoopStateError, type 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bankTools } from './fixtures/bank-tools.js';
+import { geminiToolResults } from './fixtures/gemini-tool-results.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const loopbackOnly = fileURLToPath(new URL('./fixtures/loopback-fetch.mjs', import.meta.url));
@@ -38,16 +39,35 @@ afterAll(async () => {
   await Promise.all(models.map((model) => model.close()));
 });
 
-async function client(): Promise<{ client: Ai4ts; model: MockModel }> {
-  const model = await startMockModel({ script, seed: 5 });
+/**
+ * The Gemini script gives its calls ids, as the API may: each must come back on its `functionResponse`, after a
+ * restart too.
+ */
+const geminiScript: MockTurn[] = [
+  {
+    toolCalls: [
+      { id: 'fc-balance-1', name: 'balance', arguments: { account: 'alice' } },
+      { id: 'fc-transfer-2', name: 'transfer', arguments: { amount: 500, to: 'bob' } },
+    ],
+  },
+  { content: 'All settled.' },
+];
+
+/** A client of a fresh scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function client(protocol: ProtocolName = 'chat'): Promise<{ client: Ai4ts; model: MockModel; baseURL: string }> {
+  const model = await startMockModel({ script: protocol === 'gemini' ? geminiScript : script, seed: 5 });
   models.push(model);
-  return {
-    client: new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 }),
-    model,
-  };
+  const at =
+    protocol === 'gemini'
+      ? ({ provider: 'gemini', baseURL: model.geminiBaseURL } as const)
+      : ({ provider: 'openai-compatible', baseURL: model.baseURL } as const);
+  return { client: new Ai4ts({ ...at, apiKey: 'test-key', maxRetries: 0 }), model, baseURL: at.baseURL };
 }
 
-type ProtocolName = 'chat' | 'responses' | 'messages';
+type ProtocolName = 'chat' | 'responses' | 'messages' | 'gemini';
+const PROTOCOL_NAMES: readonly ProtocolName[] = ['chat', 'responses', 'messages', 'gemini'];
+/** A Gemini 3 model: the scripted server refuses a function-call turn whose thought signature did not survive. */
+const GEMINI_MODEL = 'gemini-3-mock';
 
 /** A value as a state read back from storage is: untyped JSON, which the SDK must check itself. */
 function fromJson(value: unknown) {
@@ -101,6 +121,13 @@ const protocols = {
         .filter((b) => b.type === 'tool_result')
         .map((b) => [String(b.tool_use_id), b.content]),
   },
+  gemini: {
+    create: (c: Ai4ts, ran: string[]) =>
+      c.gemini.create({ model: GEMINI_MODEL, contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: bankTools(ran) }),
+    stream: (c: Ai4ts, ran: string[]) =>
+      c.gemini.stream({ model: GEMINI_MODEL, contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: bankTools(ran) }),
+    toolResults: geminiToolResults,
+  },
 } as const;
 
 /** Runs the child once with every job; resolves to its JSON lines. */
@@ -127,9 +154,9 @@ describe('an approval stopped here, resumed in another process', () => {
   it('approve and deny, on every protocol', async () => {
     const runs: { protocol: ProtocolName; decision: 'approve' | 'deny'; model: MockModel; ids: string[] }[] = [];
     const jobs: object[] = [];
-    for (const protocol of ['chat', 'responses', 'messages'] as const) {
+    for (const protocol of PROTOCOL_NAMES) {
       for (const decision of ['approve', 'deny'] as const) {
-        const { client: c, model } = await client();
+        const { client: c, model, baseURL } = await client(protocol);
         const ran: string[] = [];
         const result = await protocols[protocol].create(c, ran);
         expect(result.status).toBe('awaiting_approval');
@@ -146,7 +173,7 @@ describe('an approval stopped here, resumed in another process', () => {
         const approvals: Record<string, ApprovalDecision> = {
           [ids[1] ?? '']: decision === 'approve' ? true : { deny: 'over the daily limit' },
         };
-        jobs.push({ protocol, baseURL: model.baseURL, stateFile, approvals });
+        jobs.push({ protocol, baseURL, stateFile, approvals });
         runs.push({ protocol, decision, model, ids });
       }
     }
@@ -234,8 +261,8 @@ describe('a state that does not check out is refused before anything runs', () =
 });
 
 describe('approvals through stream()', () => {
-  it.each(['chat', 'responses', 'messages'] as const)('%s: approval.requested ends the stream, streamResume continues it', async (protocol) => {
-    const { client: c, model } = await client();
+  it.each(PROTOCOL_NAMES)('%s: approval.requested ends the stream, streamResume continues it', async (protocol) => {
+    const { client: c, model } = await client(protocol);
     const ran: string[] = [];
     const stream = protocols[protocol].stream(c, ran);
     const events: ToolLoopEvent[] = [];
@@ -257,7 +284,9 @@ describe('approvals through stream()', () => {
         ? c.chat.streamResume(state, { approvals: { [id]: true }, tools: bankTools(ran) })
         : protocol === 'responses'
           ? c.responses.streamResume(state, { approvals: { [id]: true }, tools: bankTools(ran) })
-          : c.messages.streamResume(state, { approvals: { [id]: true }, tools: bankTools(ran) });
+          : protocol === 'messages'
+            ? c.messages.streamResume(state, { approvals: { [id]: true }, tools: bankTools(ran) })
+            : c.gemini.streamResume(state, { approvals: { [id]: true }, tools: bankTools(ran) });
     const after: ToolLoopEvent[] = [];
     for await (const event of resumed) after.push(event);
     const final = await resumed.final();

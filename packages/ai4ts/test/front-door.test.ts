@@ -1,5 +1,5 @@
 /**
- * The front door's one rule, over the three protocols: what runs (loop or plain) is decided by the request alone,
+ * The front door's one rule, over the four protocols: what runs (loop or plain) is decided by the request alone,
  * the types say the same, loop fields and empty tools never reach the wire, and per-request options apply in both
  * modes.
  */
@@ -10,6 +10,10 @@ import {
   ChatStream,
   type ChatToolLoopResult,
   defineTool,
+  GeminiStream,
+  type GeminiToolLoopResult,
+  type GeminiToolLoopStream,
+  type GenerateContentResponse,
   type Message,
   MessagesStream,
   type MessagesToolLoopResult,
@@ -34,9 +38,16 @@ async function client(turns = 4): Promise<Ai4ts> {
   return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'k', maxRetries: 0 });
 }
 
+/** A Gemini client of a scripted model of `turns` answers. */
+async function geminiClient(turns = 4): Promise<Ai4ts> {
+  model = await startMockModel({ script: Array.from({ length: turns }, () => ({ content: 'Hi.' })) });
+  return new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'k', maxRetries: 0 });
+}
+
 const chatRequest = { model: 'mock-model', messages: [{ role: 'user' as const, content: 'Hi' }] };
 const responsesRequest = { model: 'mock-model', input: 'Hi' };
 const messagesRequest = { model: 'mock-model', max_tokens: 64, messages: [{ role: 'user' as const, content: 'Hi' }] };
+const geminiRequest = { model: 'mock-model', contents: [{ role: 'user' as const, parts: [{ text: 'Hi' }] }] };
 
 describe('the overloads type what runs', () => {
   it('plain requests give the protocol’s result and stream; loop requests the loop’s', async () => {
@@ -135,5 +146,41 @@ describe('the wire', () => {
     await expect(c.messages.stream(messagesRequest, { signal: controller.signal }).final()).rejects.toMatchObject({
       name: 'AbortError',
     });
+  });
+});
+
+describe('Gemini through the front door', () => {
+  it('the request alone decides plain or loop, typed and at run time', async () => {
+    const c = await geminiClient(6);
+    const response = c.gemini.create({ ...geminiRequest, tools: [] });
+    expectTypeOf(response).toEqualTypeOf<Promise<GenerateContentResponse>>();
+    expect((await response).candidates?.[0]?.content?.parts[0]?.text).toBe('Hi.');
+    const stream = c.gemini.stream(geminiRequest, { idleTimeout: 5_000 });
+    expectTypeOf(stream).toEqualTypeOf<GeminiStream>();
+    expect(stream).toBeInstanceOf(GeminiStream);
+    await stream.final();
+    const looped = c.gemini.create({ ...geminiRequest, tools: [echo] }, { idleTimeout: 5_000 });
+    expectTypeOf(looped).toEqualTypeOf<Promise<GeminiToolLoopResult>>();
+    expect((await looped).steps).toHaveLength(1);
+    const stepped = c.gemini.stream({ ...geminiRequest, maxSteps: 2 }, { headers: { 'x-a': '1' } });
+    expectTypeOf(stepped).toEqualTypeOf<GeminiToolLoopStream>();
+    expect(stepped).toBeInstanceOf(ToolLoopStream);
+    expect((await stepped.final()).text).toBe('Hi.');
+  });
+
+  it('loop fields and empty tools never reach the wire; per-request options apply to every step as to a plain call', async () => {
+    const c = await geminiClient(6);
+    const hooks = { maxSteps: 2, concurrency: 1, onStepFinish: () => {}, onToolCall: () => undefined, prepareStep: () => undefined };
+    // `labels` is a field the API knows (the scripted server refuses unknown ones, as the API does).
+    const options = { headers: { 'x-trace': 't-1' }, extraBody: { labels: { team: 'a' } } };
+    await c.gemini.create({ ...geminiRequest, tools: [] }, options);
+    await c.gemini.create({ ...geminiRequest, ...hooks }, options);
+    await c.gemini.create({ ...geminiRequest, passThroughToolCalls: false, maxSteps: 1 }, options);
+    const requests = model?.requests ?? [];
+    expect(requests).toHaveLength(3);
+    for (const request of requests) {
+      expect(Object.keys(request.body as object).sort()).toEqual(['contents', 'labels']);
+      expect(request.headers['x-trace']).toBe('t-1');
+    }
   });
 });

@@ -9,6 +9,7 @@
  */
 import { collectChatCompletion, ChatStreamListener } from '@ai4ts/chat';
 import { Ai4tsError, type StreamSource } from '@ai4ts/core';
+import { collectGemini, GeminiStreamListener } from '@ai4ts/gemini';
 import { collectMessage, MessagesStreamListener } from '@ai4ts/messages';
 import { collectResponse, ResponsesStreamListener } from '@ai4ts/responses';
 import type { SseEvent } from '@ai4ts/sse';
@@ -122,6 +123,32 @@ const TARGETS: Record<ProtocolName, Target> = {
       return Object.fromEntries(content.filter((block) => block.type === 'tool_use').map((block) => [block.id, block.input]));
     },
   },
+  gemini: {
+    collect: (source) => collectGemini(source),
+    listener: () => new GeminiStreamListener(),
+    // Gemini names no SSE event: every chunk is a whole GenerateContentResponse.
+    types: ['message'],
+    keys: ['candidates', 'content', 'role', 'parts', 'text', 'thought', 'thoughtSignature', 'functionCall', 'id', 'name', 'args', 'partialArgs', 'jsonPath', 'stringValue', 'numberValue', 'boolValue', 'nullValue', 'willContinue', 'finishReason', 'finishMessage', 'index', 'safetyRatings', 'citationMetadata', 'citationSources', 'usageMetadata', 'promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'promptFeedback', 'blockReason', 'responseId', 'modelVersion', 'error', 'code', 'message', 'status'],
+    toolStream(calls) {
+      // Vertex AI streams a call's arguments as `partialArgs`, one call after another: a string continues in the
+      // next fragment of its path while `willContinue` is true.
+      const chunk = (parts: unknown[], finishReason?: string) => ({ candidates: [{ content: { role: 'model', parts }, index: 0, ...(finishReason && { finishReason }) }], responseId: 'r' });
+      const events: unknown[] = [];
+      for (const call of calls) {
+        events.push(chunk([{ functionCall: { id: call.id, name: 'f', willContinue: true } }]));
+        for (const fragment of call.fragments) {
+          events.push(chunk([{ functionCall: { partialArgs: [{ jsonPath: '$.text', stringValue: fragment, willContinue: true }], willContinue: true } }]));
+        }
+        events.push(chunk([{ functionCall: { willContinue: false } }]));
+      }
+      events.push(chunk([{ text: '' }], 'STOP'));
+      return sseText(events);
+    },
+    argumentsOf(result) {
+      const parts = Reflect.get(Reflect.get(Reflect.get(result as object, 'candidates')[0], 'content'), 'parts') as { functionCall?: { id: string; args: { text: string } } }[];
+      return Object.fromEntries(parts.flatMap((part) => (part.functionCall ? [[part.functionCall.id, part.functionCall.args.text]] : [])));
+    },
+  },
 };
 
 /** What a collection came to, comparable across runs: the result, or the error's class, message and partial. */
@@ -147,7 +174,7 @@ function onlyTyped(act: () => void): void {
 let corpus: Record<ProtocolName, { name: string; text: string }[]>;
 
 beforeAll(async () => {
-  corpus = { chat: [], responses: [], messages: [] };
+  corpus = { chat: [], responses: [], messages: [], gemini: [] };
   for (const name of Object.keys(TURNS) as TurnName[]) {
     const recorded = await record(TURNS[name]);
     for (const protocol of PROTOCOLS) corpus[protocol.name].push({ name: `scripted ${name}`, text: recorded[protocol.name].join('') });

@@ -121,6 +121,27 @@ describe('logger', () => {
     expect(JSON.stringify(quiet.lines)).not.toContain(QUESTION);
   });
 
+  it('Gemini at debug with bodies: its x-goog-api-key header redacted, the model in the URL, never the key', async () => {
+    const { logger, lines } = testLogger();
+    model = await startMockModel({ script: [{ content: ANSWER, usage }] });
+    const client = new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: KEY, maxRetries: 0, logger, logLevel: 'debug', logBodies: true });
+    const contents = [{ role: 'user' as const, parts: [{ text: QUESTION }] }];
+    await client.gemini.stream({ model: 'mock-model', contents }).final();
+    const body = lines.find(([, message]) => message === 'ai4ts: request body')?.[2];
+    expect(body?.headers).toMatchObject({ 'x-goog-api-key': '[redacted]' });
+    expect(JSON.parse(String(body?.body))).toEqual({ contents });
+    const request = lines.find(([, message]) => message === 'ai4ts: request')?.[2];
+    expect(request?.url).toBe(`${model.geminiBaseURL}/models/mock-model:streamGenerateContent?alt=sse`);
+    expect(lines.find(([, message]) => message === 'ai4ts: model call completed')?.[2]).toMatchObject({
+      protocol: 'gemini',
+      model: 'mock-model',
+      finishReasons: ['stop'],
+      usage: { input: 7, output: 5 },
+    });
+    expect(JSON.stringify(lines)).toContain(ANSWER);
+    expect(JSON.stringify(lines)).not.toContain(KEY);
+  });
+
   it('AI4TS_LOG sets the level and logs to the console when no logger is given; off and unknown values', async () => {
     const info = vi.spyOn(console, 'info').mockImplementation(() => undefined);
     vi.stubEnv('AI4TS_LOG', 'info');

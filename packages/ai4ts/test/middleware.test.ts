@@ -31,47 +31,70 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function start(script: MockTurn[]): Promise<Ai4ts> {
+/** A client of the scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function start(script: MockTurn[], protocol?: string): Promise<Ai4ts> {
   model = await startMockModel({ script });
-  return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'sk-middleware-0123456789', maxRetries: 0 });
+  const at =
+    protocol === 'gemini'
+      ? ({ provider: 'gemini', baseURL: model.geminiBaseURL } as const)
+      : ({ provider: 'openai-compatible', baseURL: model.baseURL } as const);
+  return new Ai4ts({ ...at, apiKey: 'sk-middleware-0123456789', maxRetries: 0 });
 }
+
+const contents = [{ role: 'user' as const, parts: [{ text: user.content }] }];
 
 const plain = {
   chat: (c: Ai4ts) => c.chat.create({ model: 'mock-model', messages: [user] }),
   responses: (c: Ai4ts) => c.responses.create({ model: 'mock-model', input: [user] }),
   messages: (c: Ai4ts) => c.messages.create({ model: 'mock-model', max_tokens: 32, messages: [user] }),
+  gemini: (c: Ai4ts) => c.gemini.create({ model: 'mock-model', contents }),
 };
 const streamed = {
   chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user] }).final(),
   responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user] }).final(),
   messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 32, messages: [user] }).final(),
+  gemini: (c: Ai4ts) => c.gemini.stream({ model: 'mock-model', contents }).final(),
+};
+
+/** A request with temperature 0.3 where its protocol puts it (Gemini: `generationConfig`), and the one it has. */
+const temperature = {
+  set: (request: object, protocol: string) =>
+    protocol === 'gemini' ? { ...request, generationConfig: { temperature: 0.3 } } : { ...request, temperature: 0.3 },
+  of: (request: object): unknown => {
+    const config = Reflect.get(request, 'generationConfig');
+    return typeof config === 'object' && config !== null ? Reflect.get(config, 'temperature') : Reflect.get(request, 'temperature');
+  },
 };
 
 describe.each(Object.keys(plain) as (keyof typeof plain)[])('%s', (protocol) => {
   it('runs the middleware in the order added, around the request, and sends the request they changed', async () => {
-    const client = await start([{ content: 'Hi.' }]);
+    const client = await start([{ content: 'Hi.' }], protocol);
     const trail: string[] = [];
     client
       .use(async (ctx, next) => {
         trail.push(`a before ${ctx.protocol} stream=${ctx.stream}`);
-        ctx.request = { ...ctx.request, temperature: 0.3 };
+        ctx.request = temperature.set(ctx.request, ctx.protocol) as typeof ctx.request;
         const result = await next();
         trail.push('a after');
         return result;
       })
       .use(async (ctx, next) => {
-        trail.push(`b before temperature=${'temperature' in ctx.request ? ctx.request.temperature : undefined}`);
+        trail.push(`b before temperature=${temperature.of(ctx.request)}`);
         const result = await next();
         trail.push('b after');
         return result;
       });
     await plain[protocol](client);
     expect(trail).toEqual([`a before ${protocol} stream=false`, 'b before temperature=0.3', 'b after', 'a after']);
-    expect(model?.requests[0]?.body).toMatchObject({ model: 'mock-model', temperature: 0.3 });
+    const body = model?.requests[0]?.body as object;
+    expect(temperature.of(body)).toBe(0.3);
+    // Gemini's model is in the URL, never in the body.
+    if (protocol === 'gemini') expect(model?.requests[0]?.path).toBe('/v1beta/models/mock-model:generateContent');
+    else expect(body).toMatchObject({ model: 'mock-model' });
   });
 
   it('a cache keyed by the request answers the second identical request without sending it (create and stream)', async () => {
-    const client = await start([{ content: 'Cached answer.' }, { content: 'Streamed answer.' }]);
+    const client = await start([{ content: 'Cached answer.' }, { content: 'Streamed answer.' }], protocol);
     const cache = new Map<string, ModelResult>();
     client.use(async (ctx, next) => {
       const key = `${ctx.protocol} ${ctx.stream} ${JSON.stringify(ctx.request)}`;
@@ -91,7 +114,7 @@ describe.each(Object.keys(plain) as (keyof typeof plain)[])('%s', (protocol) => 
   });
 
   it('observes the streamed events', async () => {
-    const client = await start([{ content: 'Streamed words.' }]);
+    const client = await start([{ content: 'Streamed words.' }], protocol);
     const deltas: string[] = [];
     client.use(async (ctx, next) => {
       ctx.onEvent((event) => {
@@ -259,6 +282,9 @@ const streams = {
   chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user] }),
   responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user] }),
   messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [user] }),
+  // Gemini sends its thoughts only when asked to.
+  gemini: (c: Ai4ts) =>
+    c.gemini.stream({ model: 'mock-model', contents, generationConfig: { thinkingConfig: { includeThoughts: true } } }),
 };
 
 const lookup = defineTool({ name: 'lookup', parameters: z.object({ key: z.string() }), execute: ({ key }) => `value of ${key}` });
@@ -266,6 +292,7 @@ const loops = {
   chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user], tools: [lookup] }),
   responses: (c: Ai4ts) => c.responses.stream({ model: 'mock-model', input: [user], tools: [lookup] }),
   messages: (c: Ai4ts) => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [user], tools: [lookup] }),
+  gemini: (c: Ai4ts) => c.gemini.stream({ model: 'mock-model', contents, tools: [lookup] }),
 };
 
 /** `on('content')` of any protocol's stream handle. */
@@ -275,7 +302,7 @@ function onContent(stream: { on(event: 'content', handler: (event: ContentEvent)
 
 describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming the events of a %s stream', (protocol) => {
   it('a content filter masks the text in every event and in the result: what was yielded and the result agree', async () => {
-    const client = await start([{ content: SPOKEN }]);
+    const client = await start([{ content: SPOKEN }], protocol);
     client.use(wordFilter);
     const stream = streams[protocol](client);
     const handled: string[] = [];
@@ -292,7 +319,7 @@ describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming th
   });
 
   it('in a streamed tool loop, each step’s events are rewritten and the loop’s text is the rewritten result’s', async () => {
-    const client = await start([{ toolCalls: [{ name: 'lookup', arguments: { key: 'a' } }] }, { content: SPOKEN }]);
+    const client = await start([{ toolCalls: [{ name: 'lookup', arguments: { key: 'a' } }] }, { content: SPOKEN }], protocol);
     client.use(wordFilter);
     const stream = loops[protocol](client);
     let text = '';
@@ -304,7 +331,7 @@ describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming th
   });
 
   it('transforms apply innermost first, may drop events, and observers see what is yielded', async () => {
-    const client = await start([{ reasoning: 'Thinking.', content: 'aaa' }]);
+    const client = await start([{ reasoning: 'Thinking.', content: 'aaa' }], protocol);
     const observed: string[] = [];
     let dropped = 0;
     client
@@ -335,7 +362,7 @@ describe.each(Object.keys(streams) as (keyof typeof streams)[])('transforming th
   });
 
   it('with no transform registered the listener keeps its own emit: its events pay nothing', async () => {
-    const client = await start([{ content: 'Hi.' }, { content: 'Hi.' }]);
+    const client = await start([{ content: 'Hi.' }, { content: 'Hi.' }], protocol);
     client.use(async (ctx, next) => {
       ctx.onEvent(() => undefined);
       return next();

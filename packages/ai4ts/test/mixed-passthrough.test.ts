@@ -7,6 +7,7 @@ import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { Ai4ts, defineTool, LoopStateError, stepCountIs, type ToolLoopEvent } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { geminiToolResults } from './fixtures/gemini-tool-results.js';
 
 const script: MockTurn[] = [
   {
@@ -18,6 +19,18 @@ const script: MockTurn[] = [
   { content: 'Paid.' },
 ];
 const QUESTION = 'Press the pay button.';
+/** Gemini's calls carry ids, as the API may give them: each must come back on its `functionResponse`. */
+const geminiScript: MockTurn[] = [
+  {
+    toolCalls: [
+      { id: 'fc-find-1', name: 'find_button', arguments: { label: 'Pay' } },
+      { id: 'fc-click-2', name: 'click', arguments: { selector: '#pay' } },
+    ],
+  },
+  { content: 'Paid.' },
+];
+/** A Gemini 3 model: the scripted server refuses a function-call turn whose thought signature did not survive. */
+const GEMINI_MODEL = 'gemini-3-mock';
 
 let model: MockModel | undefined;
 afterEach(async () => {
@@ -25,8 +38,10 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function client(): Promise<Ai4ts> {
-  model = await startMockModel({ script, seed: 9 });
+/** A client of a fresh scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function client(protocol = 'chat'): Promise<Ai4ts> {
+  model = await startMockModel({ script: protocol === 'gemini' ? geminiScript : script, seed: 9 });
+  if (protocol === 'gemini') return new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'test-key', maxRetries: 0 });
   return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
 }
 
@@ -66,6 +81,7 @@ const toolResults = {
       .messages.flatMap((m) => z.array(z.looseObject({ type: z.string() })).catch([]).parse(m.content))
       .filter((b) => b.type === 'tool_result')
       .map((b) => [String(b.tool_use_id), b.content]),
+  gemini: geminiToolResults,
 };
 
 const protocols = {
@@ -92,16 +108,22 @@ const protocols = {
       resume: (toolResults: Record<string, unknown>) => c.messages.resume(result.state ?? fail(), { toolResults, tools: tools(ran) }),
     };
   },
+  gemini: async (c: Ai4ts, ran: string[]) => {
+    const result = await c.gemini.create({ model: GEMINI_MODEL, contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: tools(ran) });
+    // Through JSON, as a host stores the state.
+    const state = JSON.parse(JSON.stringify(result.state ?? fail()));
+    return { result, resume: (toolResults: Record<string, unknown>) => c.gemini.resume(state, { toolResults, tools: tools(ran) }) };
+  },
 };
 
 function fail(): never {
   throw new Error('expected a suspended loop');
 }
 
-describe.each(['chat', 'responses', 'messages'] as const)('mixed passthrough on %s', (name) => {
+describe.each(['chat', 'responses', 'messages', 'gemini'] as const)('mixed passthrough on %s', (name) => {
   it("runs the SDK's tool, hands the host's back, and resumes with its result", async () => {
     const ran: string[] = [];
-    const { result, resume } = await protocols[name](await client(), ran);
+    const { result, resume } = await protocols[name](await client(name), ran);
     expect(result.status).toBe('awaiting_tool_results');
     expect(result.finishReason).toBe('tool_calls');
     expect(ran).toEqual(['find_button:Pay']);
@@ -121,7 +143,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('mixed passthrough on 
   });
 
   it('refuses results that miss the pending call or answer another', async () => {
-    const { result, resume } = await protocols[name](await client(), []);
+    const { result, resume } = await protocols[name](await client(name), []);
     const id = result.pending?.[0]?.id ?? '';
     for (const given of [{}, { [id]: 'ok', call_unknown: 'ok' }]) {
       const error = await resume(given).catch((thrown: unknown) => thrown);

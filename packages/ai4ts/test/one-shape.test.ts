@@ -1,6 +1,6 @@
 /**
  * The proof of "one shape": one scenario (two parallel tool calls with fragmented arguments, then an answer) through
- * client.chat, client.responses and client.messages, each with create and stream, against @ai4ts/testing's server.
+ * client.chat, client.responses, client.messages and client.gemini, each with create and stream, against @ai4ts/testing's server.
  * The same result shape, the same step-tagged event sequence, and the exact second request body of each protocol.
  */
 import { LOOP_FIELDS } from '@ai4ts/core/internal';
@@ -9,6 +9,7 @@ import {
   Ai4ts,
   type ChatStream,
   defineTool,
+  type GeminiStream,
   type MessagesStream,
   type ResponsesStream,
   type ToolLoopEvent,
@@ -51,10 +52,21 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function client(): Promise<Ai4ts> {
+/** A client of the scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function client(protocol?: string): Promise<Ai4ts> {
   model = await startMockModel({ script, seed: 7 });
+  if (protocol === 'gemini') return new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'test-key', maxRetries: 0 });
   return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
 }
+
+/** A Gemini 3 model: the scripted server then refuses a function-call turn sent back without its signature. */
+const GEMINI_MODEL = 'gemini-3-mock';
+const GEMINI_ASK = {
+  model: GEMINI_MODEL,
+  contents: [{ role: 'user' as const, parts: [{ text: QUESTION }] }],
+  tools: [getWeather],
+  generationConfig: { thinkingConfig: { includeThoughts: true } },
+};
 
 /** Each protocol's scenario: how to ask, with create or stream, and the second request body it must send. */
 const protocols = {
@@ -152,6 +164,39 @@ const protocols = {
       stream: true,
     }),
   },
+  gemini: {
+    create: (c: Ai4ts) => c.gemini.create(GEMINI_ASK),
+    stream: (c: Ai4ts) => c.gemini.stream(GEMINI_ASK),
+    // The model is in the URL; the model turn goes back as received, its thought signature on the first call.
+    secondBody: () => ({
+      contents: [
+        { role: 'user', parts: [{ text: QUESTION }] },
+        {
+          role: 'model',
+          parts: [
+            { text: script[0]?.reasoning, thought: true },
+            { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: expect.any(String) },
+            { functionCall: { name: 'get_weather', args: { city: 'Zürich' } } },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { name: 'get_weather', response: { output: '{"city":"Paris","celsius":18}' } } },
+            { functionResponse: { name: 'get_weather', response: { output: '{"city":"Zürich","celsius":21}' } } },
+          ],
+        },
+      ],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'get_weather', description: 'Current temperature of a city', parametersJsonSchema: WIRE_TOOL_PARAMETERS },
+          ],
+        },
+      ],
+      generationConfig: { thinkingConfig: { includeThoughts: true } },
+    }),
+  },
 } as const;
 
 /** What a result of any protocol must look like; the protocol's own completion stays in `completion`. */
@@ -203,16 +248,17 @@ function order(key: string): number {
   );
 }
 
-describe('one scenario through the three protocols', () => {
+describe('one scenario through the four protocols', () => {
   const shapes = new Map<string, string[]>();
 
   for (const [name, protocol] of Object.entries(protocols)) {
     it(`${name}: create runs the loop to the same result, and the second request body is exact`, async () => {
-      const c = await client();
+      const c = await client(name);
       const result = await protocol.create(c);
       expectScenarioResult(result);
       const ids = (result.steps[0]?.toolCalls ?? []).map((call) => call.id);
-      const firstId = result.steps[0]?.completion.id ?? '';
+      const first = result.steps[0]?.completion.id;
+      const firstId = typeof first === 'string' ? first : '';
       expect(model?.requests).toHaveLength(2);
       expect(model?.requests[1]?.body).toEqual(protocol.secondBody(ids, firstId));
       for (const request of model?.requests ?? []) {
@@ -221,7 +267,7 @@ describe('one scenario through the three protocols', () => {
     });
 
     it(`${name}: stream yields the same step-tagged events and the same result`, async () => {
-      const c = await client();
+      const c = await client(name);
       const stream = protocol.stream(c);
       const events: ToolLoopEvent[] = [];
       for await (const event of stream) events.push(event);
@@ -234,9 +280,9 @@ describe('one scenario through the three protocols', () => {
     });
   }
 
-  it('the three event sequences have one shape', () => {
-    expect(shapes.size).toBe(3);
-    const [chat, responses, messages] = [shapes.get('chat'), shapes.get('responses'), shapes.get('messages')];
+  it('the four event sequences have one shape', () => {
+    expect(shapes.size).toBe(4);
+    const [chat, responses, messages, gemini] = ['chat', 'responses', 'messages', 'gemini'].map((name) => shapes.get(name));
     expect(chat).toEqual([
       '1:step.start',
       '1:reasoning',
@@ -254,21 +300,24 @@ describe('one scenario through the three protocols', () => {
     ]);
     expect(responses).toEqual(chat);
     expect(messages).toEqual(chat);
+    expect(gemini).toEqual(chat);
   });
 });
 
 describe('one handle type for every protocol', () => {
   // A protocol chosen at run time gives a union of handles: `.on` compiles on it as `for await` does (TS2349 before).
-  it('.on(content) on a ChatStream | ResponsesStream | MessagesStream picked at run time', async () => {
-    model = await startMockModel({ script: [{ content: 'one shape' }, { content: 'one shape' }, { content: 'one shape' }] });
+  it('.on(content) on a ChatStream | ResponsesStream | MessagesStream | GeminiStream picked at run time', async () => {
+    model = await startMockModel({ script: Array.from({ length: 4 }, () => ({ content: 'one shape' })) });
     const c = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
+    const google = new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'test-key', maxRetries: 0 });
     const streams = {
       chat: () => c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
       responses: () => c.responses.stream({ model: 'mock-model', input: 'Hi' }),
       messages: () => c.messages.stream({ model: 'mock-model', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }),
+      gemini: () => google.gemini.stream({ model: 'mock-model', contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] }),
     };
-    for (const name of ['chat', 'responses', 'messages'] as const) {
-      const stream: ChatStream | ResponsesStream | MessagesStream = streams[name]();
+    for (const name of ['chat', 'responses', 'messages', 'gemini'] as const) {
+      const stream: ChatStream | ResponsesStream | MessagesStream | GeminiStream = streams[name]();
       const deltas: string[] = [];
       const chained = stream.on('content', (event) => deltas.push(event.delta)).on('finish', (event) => deltas.push(`|${event.finishReason}`));
       expect(chained).toBe(stream);

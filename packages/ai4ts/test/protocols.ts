@@ -1,5 +1,5 @@
 /**
- * The three protocols as the fault suite and the fuzz suite see them: how to call each through the front door, how
+ * The four protocols as the fault suite and the fuzz suite see them: how to call each through the front door, how
  * to read the text out of its events and its `partial`, the shape of its in-stream error frame, and its streams as
  * the scripted model (@ai4ts/testing, proven against the official clients) sends them, recorded byte for byte.
  */
@@ -7,7 +7,7 @@ import { sseFrame } from '@ai4ts/test-kit';
 import { startMockModel, type MockTurn } from '@ai4ts/testing';
 import type { Ai4ts, RequestOptions, Tool, ToolLoopStream } from 'ai4ts';
 
-export type ProtocolName = 'chat' | 'responses' | 'messages';
+export type ProtocolName = 'chat' | 'responses' | 'messages' | 'gemini';
 
 /** What the suites need of a stream handle, whichever protocol made it. */
 export interface AnyStream {
@@ -36,6 +36,7 @@ export interface Protocol {
 }
 
 const prompt = [{ role: 'user' as const, content: 'Hi' }];
+const contents = [{ role: 'user' as const, parts: [{ text: 'Hi' }] }];
 
 export const PROTOCOLS: readonly Protocol[] = [
   {
@@ -73,7 +74,29 @@ export const PROTOCOLS: readonly Protocol[] = [
     },
     errorFrame: (code, message) => sseFrame({ type: 'error', error: { type: code, message } }, 'error'),
   },
+  {
+    name: 'gemini',
+    // The model is in the URL (`models/m:streamGenerateContent?alt=sse`), never in the body.
+    body: { contents },
+    create: (client, options) => client.gemini.create({ model: 'm', contents }, options),
+    stream: (client, options) => client.gemini.stream({ model: 'm', contents }, options),
+    loop: (client, tools, options) => widen(client.gemini.stream({ model: 'm', contents, tools }, options)),
+    eventText: (data) => answerText(valueAt(data, 'candidates', 0, 'content', 'parts')),
+    text: (result) => {
+      const parts = valueAt(result, 'candidates', 0, 'content', 'parts');
+      return Array.isArray(parts) ? answerText(parts) : undefined;
+    },
+    // Google's error body, `status` naming the error and `code` the HTTP-like number it would have had.
+    errorFrame: (code, message) =>
+      sseFrame({ error: { code: /^\d+$/.test(code) ? Number(code) : code === 'invalid_request_error' ? 400 : 500, message, status: code } }),
+  },
 ];
+
+/** Gemini's answer text in a list of parts: the text parts that are not thoughts. */
+function answerText(parts: unknown): string {
+  if (!Array.isArray(parts)) return '';
+  return parts.map((part) => (valueAt(part, 'thought') === true ? '' : stringAt(part, 'text'))).join('');
+}
 
 /** A loop handle of any protocol, seen through what the suites read of it. */
 function widen<R, C, M>(stream: ToolLoopStream<R, C, M>): ToolLoopStream<unknown, unknown, unknown> {
@@ -120,17 +143,22 @@ export type Recording = readonly string[];
 export async function record(turn: MockTurn, seed = 7): Promise<Record<ProtocolName, Recording>> {
   const model = await startMockModel({ script: () => turn, seed });
   try {
-    const paths: Record<ProtocolName, string> = { chat: 'chat/completions', responses: 'responses', messages: 'messages' };
+    const urls: Record<ProtocolName, string> = {
+      chat: `${model.baseURL}/chat/completions`,
+      responses: `${model.baseURL}/responses`,
+      messages: `${model.baseURL}/messages`,
+      gemini: `${model.geminiBaseURL}/models/m:streamGenerateContent?alt=sse`,
+    };
     const out: Partial<Record<ProtocolName, Recording>> = {};
     for (const protocol of PROTOCOLS) {
-      const response = await fetch(`${model.baseURL}/${paths[protocol.name]}`, {
+      const response = await fetch(urls[protocol.name], {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(protocol.body),
       });
       out[protocol.name] = splitBlocks(await response.text());
     }
-    return { chat: out.chat ?? [], responses: out.responses ?? [], messages: out.messages ?? [] };
+    return { chat: out.chat ?? [], responses: out.responses ?? [], messages: out.messages ?? [], gemini: out.gemini ?? [] };
   } finally {
     await model.close();
   }

@@ -1,5 +1,5 @@
 /**
- * Typed requests, one rule for the three protocols: every documented field is typed, a misspelled or mistyped field
+ * Typed requests, one rule for the four protocols: every documented field is typed, a misspelled or mistyped field
  * does not compile, and a provider's own fields go in the per-request options' `extraBody`, which lands in the JSON
  * body as given. The compile-time half is `typeErrors` below: `npm run typecheck` (tsc) fails if any
  * `@ts-expect-error` there stops being an error. It is type-checked, never called.
@@ -17,7 +17,7 @@ import * as z from 'zod';
 
 const echo = defineTool({ name: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => text });
 
-/** Misspellings and wrong types, plain and in loop mode, on the three protocols. */
+/** Misspellings and wrong types, plain and in loop mode, on the four protocols. */
 export function typeErrors(client: Ai4ts): void {
   const messages = [{ role: 'user' as const, content: 'Hi' }];
   // @ts-expect-error: a misspelled field
@@ -55,6 +55,16 @@ export function typeErrors(client: Ai4ts): void {
   void client.messages.create({ model: 'm', max_tokens: 64, messages, tools: [echo], stop_sequence: ['x'] });
   // @ts-expect-error: thinking needs its budget
   void client.messages.create({ model: 'm', max_tokens: 64, messages, thinking: { type: 'enabled' } });
+
+  const contents = [{ role: 'user' as const, parts: [{ text: 'Hi' }] }];
+  // @ts-expect-error: a misspelled field
+  void client.gemini.create({ model: 'm', contents, generationConfg: { temperature: 0.2 } });
+  // @ts-expect-error: a number field given a string
+  void client.gemini.create({ model: 'm', contents, generationConfig: { maxOutputTokens: 'lots' } });
+  // @ts-expect-error: a misspelled field in loop mode
+  void client.gemini.stream({ model: 'm', contents, tools: [echo], systemInstructions: { parts: [{ text: 'x' }] } });
+  // @ts-expect-error: contents, not messages
+  void client.gemini.create({ model: 'm', messages });
 }
 
 let model: MockModel | undefined;

@@ -34,20 +34,26 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function start(turns: MockTurn[], options: Ai4tsOptions = {}): Promise<Ai4ts> {
+/** A client of the scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function start(turns: MockTurn[], options: Ai4tsOptions = {}, protocol?: string): Promise<Ai4ts> {
   model = await startMockModel({ script: turns });
-  return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'sk-results-0123456789', maxRetries: 0, ...options });
+  const at =
+    protocol === 'gemini'
+      ? ({ provider: 'gemini', baseURL: model.geminiBaseURL } as const)
+      : ({ provider: 'openai-compatible', baseURL: model.baseURL } as const);
+  return new Ai4ts({ ...at, apiKey: 'sk-results-0123456789', maxRetries: 0, ...options });
 }
 
 const loops = {
   chat: (c: Ai4ts) => c.chat.stream({ model: 'mock-model', messages: [user], tools: [getWeather] }).final(),
   responses: (c: Ai4ts) => c.responses.create({ model: 'mock-model', input: [user], tools: [getWeather] }),
   messages: (c: Ai4ts) => c.messages.create({ model: 'mock-model', max_tokens: 99, messages: [user], tools: [getWeather] }),
+  gemini: (c: Ai4ts) => c.gemini.stream({ model: 'mock-model', contents: [{ role: 'user', parts: [{ text: user.content }] }], tools: [getWeather] }).final(),
 };
 
 describe.each(Object.entries(loops))('%s', (protocol, run) => {
   it('a loop has the cost of each step and their sum; each step its request id and headers', async () => {
-    const result = await run(await start(script, { prices }));
+    const result = await run(await start(script, { prices }, protocol));
     const near = (input: number, output: number) => ({
       input: expect.closeTo(input, 12),
       output: expect.closeTo(output, 12),
@@ -69,7 +75,7 @@ describe.each(Object.entries(loops))('%s', (protocol, run) => {
   it('the spans carry the cost: each request its own, the loop the sum', async () => {
     const exporter = new InMemorySpanExporter();
     const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
-    const result = await run(await start(script, { prices, telemetry: { tracer } }));
+    const result = await run(await start(script, { prices, telemetry: { tracer } }, protocol));
     const costs = exporter
       .getFinishedSpans()
       .filter((span) => span.name !== 'execute_tool get_weather')
@@ -82,7 +88,7 @@ describe.each(Object.entries(loops))('%s', (protocol, run) => {
   });
 
   it('no price for the model: no cost anywhere', async () => {
-    const result = await run(await start(script, { prices: { 'other-model': { input: 1, output: 1 } } }));
+    const result = await run(await start(script, { prices: { 'other-model': { input: 1, output: 1 } } }, protocol));
     expect(result.cost).toBeUndefined();
     expect(result.steps.map((step) => step.cost)).toEqual([undefined, undefined]);
   });
@@ -110,6 +116,16 @@ describe('request ids on success', () => {
     // The id rides beside the provider's object, not in it: the result serializes as the provider sent it.
     expect(Object.keys(chat)).not.toContain('requestId');
     expect(resultInfo({})).toBeUndefined();
+  });
+
+  it('a plain create and a plain stream of Gemini', async () => {
+    const client = await start([{ content: 'a' }, { content: 'b' }], { prices }, 'gemini');
+    const contents = [{ role: 'user' as const, parts: [{ text: 'Hi' }] }];
+    const created = await client.gemini.create({ model: 'mock-model', contents });
+    const streamed = await client.gemini.stream({ model: 'mock-model', contents }).final();
+    expect([created, streamed].map((result) => resultInfo(result)?.requestId)).toEqual(['req_1', 'req_2']);
+    expect([created, streamed].every((result) => (resultInfo(result)?.cost?.total ?? 0) > 0)).toBe(true);
+    expect(Object.keys(created)).not.toContain('requestId');
   });
 
   it('response headers have the key redacted when a server echoes it', async () => {

@@ -34,6 +34,8 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const client = () => new Ai4ts({ provider: 'openai-compatible', baseURL, apiKey: KEY, maxRetries: 0 });
+/** Gemini sends the key as `x-goog-api-key`, and Google's errors name it ("API key not valid"). */
+const google = () => new Ai4ts({ provider: 'gemini', baseURL, apiKey: KEY, maxRetries: 0 });
 /** Frames as `[event, data]`: the data as sent, JSON or not. */
 const sse = (...frames: [string | undefined, string][]) => frames.map(([event, data]) => sseFrame(data, event)).join('');
 
@@ -50,6 +52,9 @@ function expectNoKey(error: unknown): void {
 const chat = { model: 'm', messages: [{ role: 'user' as const, content: 'Hi' }] };
 const responses = { model: 'm', input: 'Hi' };
 const messages = { model: 'm', max_tokens: 16, messages: [{ role: 'user' as const, content: 'Hi' }] };
+const gemini = { model: 'm', contents: [{ role: 'user' as const, parts: [{ text: 'Hi' }] }] };
+/** Google's error body. */
+const googleError = (message: string, code = 400) => JSON.stringify({ error: { code, message, status: 'INVALID_ARGUMENT' } });
 
 const cases: Record<string, [Canned, (c: Ai4ts) => Promise<unknown>][]> = {
   'an in-stream error frame': [
@@ -84,17 +89,37 @@ const cases: Record<string, [Canned, (c: Ai4ts) => Promise<unknown>][]> = {
       },
       (c) => c.messages.stream(messages).final(),
     ],
+    [
+      {
+        type: 'text/event-stream',
+        body: sse(
+          [undefined, JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, index: 0 }] })],
+          [undefined, googleError(`API key ${KEY} expired`, 500)],
+        ),
+      },
+      () => google().gemini.stream(gemini).final(),
+    ],
+    [
+      {
+        type: 'text/event-stream',
+        body: sse([undefined, JSON.stringify({ promptFeedback: { blockReason: 'OTHER', blockReasonMessage: `key ${KEY}` } })]),
+      },
+      () => google().gemini.stream(gemini).final(),
+    ],
   ],
   'data that is not JSON (ProtocolError.line and its cause)': [
     [{ type: 'text/event-stream', body: sse([undefined, `{oops ${KEY}`]) }, (c) => c.chat.stream(chat).final()],
     [{ type: 'text/event-stream', body: sse(['response.created', `{oops ${KEY}`]) }, (c) => c.responses.stream(responses).final()],
     [{ type: 'text/event-stream', body: sse(['message_start', `{oops ${KEY}`]) }, (c) => c.messages.stream(messages).final()],
+    [{ type: 'text/event-stream', body: sse([undefined, `{oops ${KEY}`]) }, () => google().gemini.stream(gemini).final()],
   ],
   'a 200 JSON {error} body, to a stream and to create': [
     [{ type: 'application/json', body: JSON.stringify({ error: { message: `bad ${ESCAPED}` } }) }, (c) => c.chat.stream(chat).final()],
     [{ type: 'application/json', body: JSON.stringify({ error: { message: `bad ${KEY}` } }) }, (c) => c.chat.create(chat)],
     [{ type: 'application/json', body: JSON.stringify({ error: { message: `bad ${KEY}` } }) }, (c) => c.responses.create(responses)],
     [{ type: 'application/json', body: JSON.stringify({ type: 'error', error: { type: 'x', message: `bad ${KEY}` } }) }, (c) => c.messages.create(messages)],
+    [{ type: 'application/json', body: googleError(`bad ${ESCAPED}`) }, () => google().gemini.create(gemini)],
+    [{ type: 'application/json', body: googleError(`bad ${KEY}`) }, () => google().gemini.stream(gemini).final()],
   ],
   'an HTTP error echoing the key in its body and a header': [
     [
@@ -104,6 +129,14 @@ const cases: Record<string, [Canned, (c: Ai4ts) => Promise<unknown>][]> = {
     [
       { status: 401, type: 'application/json', body: JSON.stringify({ error: { message: `Incorrect API key: ${KEY}` } }), headers: { 'x-echo': KEY } },
       (c) => c.messages.stream(messages).final(),
+    ],
+    [
+      { status: 400, type: 'application/json', body: googleError(`API key not valid: ${KEY}`), headers: { 'x-echo': KEY } },
+      () => google().gemini.create(gemini),
+    ],
+    [
+      { status: 403, type: 'application/json', body: googleError(`Key ${KEY} has no access`, 403), headers: { 'x-echo': KEY } },
+      () => google().gemini.stream(gemini).final(),
     ],
   ],
   'the key spelled with JSON \\u escapes, in every place the raw key is redacted from': [
@@ -122,10 +155,16 @@ const cases: Record<string, [Canned, (c: Ai4ts) => Promise<unknown>][]> = {
     [{ type: 'application/json', body: `{"error":{"message":"bad ${UNICODE}"}}` }, (c) => c.chat.create(chat)],
     [{ type: 'application/json', body: `{"error":{"message":"bad ${UNICODE}"}}` }, (c) => c.chat.stream(chat).final()],
     [{ status: 401, type: 'application/json', body: `{"error":{"message":"Incorrect API key: ${UNICODE}"}}` }, (c) => c.responses.create(responses)],
+    [
+      { type: 'text/event-stream', body: sse([undefined, `{"error":{"code":500,"message":"API key ${UNICODE}","status":"INTERNAL"}}`]) },
+      () => google().gemini.stream(gemini).final(),
+    ],
+    [{ status: 400, type: 'application/json', body: `{"error":{"code":400,"message":"API key not valid ${UNICODE}"}}` }, () => google().gemini.create(gemini)],
   ],
   'a non-streaming create answered with SSE (the collector fallback)': [
     [{ type: 'text/event-stream', body: sse([undefined, JSON.stringify({ error: { message: KEY } })]) }, (c) => c.chat.create(chat)],
     [{ type: 'text/event-stream', body: sse(['error', JSON.stringify({ type: 'error', error: { type: 'x', message: KEY } })]) }, (c) => c.messages.create(messages)],
+    [{ type: 'text/event-stream', body: sse([undefined, googleError(KEY, 500)]) }, () => google().gemini.create(gemini)],
   ],
 };
 
@@ -147,5 +186,8 @@ describe('no API key in any error built from server data', () => {
     next = { status: 401, type: 'application/json', body: JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }) };
     const error = await client().chat.create(chat).catch((e: unknown) => e);
     expect(String(error)).toContain('[redacted]');
+    next = { status: 400, type: 'application/json', body: googleError(`API key not valid: ${KEY}`) };
+    const googleError400 = await google().gemini.create(gemini).catch((e: unknown) => e);
+    expect(String(googleError400)).toContain('[redacted]');
   });
 });

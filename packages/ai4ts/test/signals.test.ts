@@ -13,6 +13,7 @@ const echo = defineTool({ name: 'echo', parameters: z.object({ text: z.string() 
 const chatRequest = { model: 'mock-model', messages: [{ role: 'user' as const, content: 'Hi' }] };
 const responsesRequest = { model: 'mock-model', input: 'Hi' };
 const messagesRequest = { model: 'mock-model', max_tokens: 64, messages: [{ role: 'user' as const, content: 'Hi' }] };
+const geminiRequest = { model: 'mock-model', contents: [{ role: 'user' as const, parts: [{ text: 'Hi' }] }] };
 
 let model: MockModel | undefined;
 afterEach(async () => {
@@ -29,12 +30,17 @@ const calls: Array<[string, (ai: Ai4ts, signal: AbortSignal) => Promise<unknown>
   ['responses stream', (ai, signal) => ai.responses.stream(responsesRequest, { signal }).final()],
   ['messages create', (ai, signal) => ai.messages.create(messagesRequest, { signal })],
   ['messages stream', (ai, signal) => ai.messages.stream(messagesRequest, { signal }).final()],
+  ['gemini create', (ai, signal) => ai.gemini.create(geminiRequest, { signal })],
+  ['gemini stream', (ai, signal) => ai.gemini.stream(geminiRequest, { signal }).final()],
+  ['gemini tool loop', (ai, signal) => ai.gemini.create({ ...geminiRequest, tools: [echo] }, { signal })],
 ];
 
 describe('a long-lived signal', () => {
-  it.each(calls)('%s: no listener is left on it and it never goes to AbortSignal.any', async (_name, call) => {
+  it.each(calls)('%s: no listener is left on it and it never goes to AbortSignal.any', async (name, call) => {
     model = await startMockModel({ script: Array.from({ length: 4 }, () => ({ content: 'Hi.' })) });
-    const ai = new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'k', maxRetries: 0 });
+    const ai = name.startsWith('gemini')
+      ? new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'k', maxRetries: 0 })
+      : new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'k', maxRetries: 0 });
     const app = new AbortController();
     const any = vi.spyOn(AbortSignal, 'any');
     for (let i = 0; i < 3; i++) await call(ai, app.signal);

@@ -32,12 +32,13 @@ afterEach(async () => {
   model = undefined;
 });
 
-/** A client of a fresh scripted model; 1000 per million tokens makes each step cost 0.08. */
-async function client(): Promise<Ai4ts> {
+/** A client of a fresh scripted model (Gemini's at its `/v1beta` base); 1000 per million tokens makes each step cost 0.08. */
+async function client(protocol: string): Promise<Ai4ts> {
   model = await startMockModel({ script, seed: 3 });
   return new Ai4ts({
-    provider: 'openai-compatible',
-    baseURL: model.baseURL,
+    ...(protocol === 'gemini'
+      ? ({ provider: 'gemini', baseURL: model.geminiBaseURL } as const)
+      : ({ provider: 'openai-compatible', baseURL: model.baseURL } as const)),
     apiKey: 'test-key',
     maxRetries: 0,
     prices: { 'mock-model': { input: 1000, output: 1000 } },
@@ -99,6 +100,12 @@ const protocols = {
         ...settings,
       }),
   },
+  gemini: {
+    create: (c: Ai4ts, ran: string[], settings: Settings) =>
+      c.gemini.create({ model: 'mock-model', contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: tools(ran), ...settings }),
+    stream: (c: Ai4ts, ran: string[], settings: Settings) =>
+      c.gemini.stream({ model: 'mock-model', contents: [{ role: 'user', parts: [{ text: QUESTION }] }], tools: tools(ran), ...settings }),
+  },
 } as const;
 
 /** A condition of the caller's own, named by its function's name. */
@@ -118,10 +125,10 @@ const conditions: [string, StopWhen, string][] = [
   ['an async function', async (state) => state.step === 2, 'anonymous'],
 ];
 
-describe.each(Object.entries(protocols))('stopWhen on %s', (_name, protocol) => {
+describe.each(Object.entries(protocols))('stopWhen on %s', (protocolName, protocol) => {
   it('without a condition the script runs its three steps (the control)', async () => {
     const ran: string[] = [];
-    const result = await protocol.create(await client(), ran, {});
+    const result = await protocol.create(await client(protocolName), ran, {});
     expect(result.status).toBe('done');
     expect(result.finishReason).toBe('stop');
     expect(result.stopCondition).toBeUndefined();
@@ -131,7 +138,7 @@ describe.each(Object.entries(protocols))('stopWhen on %s', (_name, protocol) => 
 
   it.each(conditions)('%s stops after step 2, its calls unexecuted, and is named', async (_label, stopWhen, name) => {
     const ran: string[] = [];
-    const result = await protocol.create(await client(), ran, { stopWhen });
+    const result = await protocol.create(await client(protocolName), ran, { stopWhen });
     expect(result.status).toBe('done');
     expect(result.finishReason).toBe('stop_condition');
     expect(result.stopCondition).toBe(name);
@@ -148,7 +155,7 @@ describe.each(Object.entries(protocols))('stopWhen on %s', (_name, protocol) => 
 
   it('maxSteps stays the shorthand, with its own finish reason', async () => {
     const ran: string[] = [];
-    const result = await protocol.create(await client(), ran, { maxSteps: 2 });
+    const result = await protocol.create(await client(protocolName), ran, { maxSteps: 2 });
     expect(result.finishReason).toBe('max_steps');
     expect(result.stopCondition).toBeUndefined();
     expect(result.steps).toHaveLength(2);
@@ -157,7 +164,7 @@ describe.each(Object.entries(protocols))('stopWhen on %s', (_name, protocol) => 
 
   it('a condition does not override a final answer', async () => {
     const ran: string[] = [];
-    const result = await protocol.create(await client(), ran, { stopWhen: textIncludes('42.') });
+    const result = await protocol.create(await client(protocolName), ran, { stopWhen: textIncludes('42.') });
     expect(result.finishReason).toBe('stop');
     expect(result.stopCondition).toBeUndefined();
     expect(result.steps).toHaveLength(3);
@@ -165,7 +172,7 @@ describe.each(Object.entries(protocols))('stopWhen on %s', (_name, protocol) => 
 
   it('stream(): the finish event and the result name the condition', async () => {
     const ran: string[] = [];
-    const stream = protocol.stream(await client(), ran, { stopWhen: [stepCountIs(5), hasToolCall('submit')] });
+    const stream = protocol.stream(await client(protocolName), ran, { stopWhen: [stepCountIs(5), hasToolCall('submit')] });
     const events: ToolLoopEvent[] = [];
     for await (const event of stream) events.push(event);
     const result = await stream.final();

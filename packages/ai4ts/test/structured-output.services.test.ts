@@ -1,9 +1,10 @@
 /**
- * Structured output on the plain services (`ChatService`, `ResponsesService`, `MessagesService`): `create` and
+ * Structured output on the plain services (`ChatService`, `ResponsesService`, `MessagesService`, `GeminiService`): `create` and
  * `stream` with `output` read the answer as the loop's one step does, against @ai4ts/testing's server (real HTTP).
  */
 import { ChatService } from '@ai4ts/chat';
 import { OutputRefusalError, OutputValidationError, Transport } from '@ai4ts/core';
+import { GeminiService } from '@ai4ts/gemini';
 import { MessagesService } from '@ai4ts/messages';
 import { ResponsesService } from '@ai4ts/responses';
 import { type MockModel, type MockScript, startMockModel } from '@ai4ts/testing';
@@ -24,8 +25,9 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function transport(script: MockScript): Promise<Transport> {
+async function transport(script: MockScript, protocol?: string): Promise<Transport> {
   model = await startMockModel({ script, seed: 5 });
+  if (protocol === 'gemini') return new Transport({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'test-key', maxRetries: 0 });
   return new Transport({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
 }
 
@@ -47,6 +49,7 @@ const FORMAT = {
   chat: { response_format: { type: 'json_schema', json_schema: expect.objectContaining({ name: 'city', strict: true }) } },
   responses: { text: { format: expect.objectContaining({ type: 'json_schema', name: 'city', strict: true }) } },
   messages: { tool_choice: { type: 'tool', name: 'city' } },
+  gemini: { generationConfig: { responseMimeType: 'application/json', responseJsonSchema: expect.objectContaining({ title: 'city' }) } },
 };
 
 /** One plain create and one plain stream with `output`, per protocol, typed by the services' overloads. */
@@ -66,11 +69,16 @@ const services = {
     const request = { model: 'mock-model', max_tokens: 300, messages: [{ role: 'user' as const, content: QUESTION }], output: City };
     return { create: () => service.create(request), stream: () => service.stream(request) };
   },
+  gemini: (t: Transport) => {
+    const service = new GeminiService(t);
+    const request = { model: 'mock-model', contents: [{ role: 'user' as const, parts: [{ text: QUESTION }] }], output: City };
+    return { create: () => service.create(request), stream: () => service.stream(request) };
+  },
 };
 
-describe.each(['chat', 'responses', 'messages'] as const)('%s service with output', (protocol) => {
+describe.each(['chat', 'responses', 'messages', 'gemini'] as const)('%s service with output', (protocol) => {
   it('create: one request asking for the schema, resolving to the validated, typed object', async () => {
-    const { create } = services[protocol](await transport([{ object: { name: 'Bern', country: 'CH' } }]));
+    const { create } = services[protocol](await transport([{ object: { name: 'Bern', country: 'CH' } }], protocol));
     const result = await create();
     expectTypeOf(result.object).toEqualTypeOf<City>();
     expect(result.object).toEqual({ name: 'Bern', country: 'CH', sights: [] });
@@ -82,7 +90,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('%s service with outpu
   });
 
   it('stream: object events growing to the answer, and final() with the typed object', async () => {
-    const { stream } = services[protocol](await transport([{ object: ANSWER }]));
+    const { stream } = services[protocol](await transport([{ object: ANSWER }], protocol));
     const handle = stream();
     const objects: unknown[] = [];
     for await (const event of handle) {
@@ -100,13 +108,13 @@ describe.each(['chat', 'responses', 'messages'] as const)('%s service with outpu
   });
 
   it('a refusal rejects with OutputRefusalError', async () => {
-    const { create } = services[protocol](await transport([{ refusal: 'No.' }]));
+    const { create } = services[protocol](await transport([{ refusal: 'No.' }], protocol));
     const error = await rejection(create(), OutputRefusalError);
     expect(error.refusal).toBe('No.');
   });
 
   it('an invalid answer rejects with OutputValidationError after one request (repair needs the loop)', async () => {
-    const { create } = services[protocol](await transport([{ object: { name: 'Bern' } }, { object: ANSWER }]));
+    const { create } = services[protocol](await transport([{ object: { name: 'Bern' } }, { object: ANSWER }], protocol));
     const error = await rejection(create(), OutputValidationError);
     expect(error.issues.map((issue) => issue.path)).toEqual([['country']]);
     expect(JSON.parse(error.text)).toEqual({ name: 'Bern' });

@@ -1,5 +1,5 @@
 /**
- * Structured output through the front door, on all three protocols against @ai4ts/testing's server (real HTTP):
+ * Structured output through the front door, on all four protocols against @ai4ts/testing's server (real HTTP):
  * the exact wire bodies, object events, refusal, repair, and output with tools.
  */
 import { type MockModel, type MockScript, startMockModel } from '@ai4ts/testing';
@@ -60,8 +60,10 @@ afterEach(async () => {
   model = undefined;
 });
 
-async function client(script: MockScript, options: Partial<Ai4tsOptions> = {}): Promise<Ai4ts> {
+async function client(script: MockScript, options: Partial<Ai4tsOptions> = {}, protocol?: Protocol): Promise<Ai4ts> {
   model = await startMockModel({ script, seed: 3 });
+  // Gemini's client is the `gemini` provider at the scripted model's `/v1beta` base.
+  if (protocol === 'gemini') return new Ai4ts({ ...options, provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: 'test-key', maxRetries: 0 });
   return new Ai4ts({ provider: 'openai-compatible', ...options, baseURL: model.baseURL, apiKey: 'test-key', maxRetries: 0 });
 }
 
@@ -78,12 +80,13 @@ async function rejection<E>(promise: Promise<unknown>, type: abstract new (...ar
   return thrown;
 }
 
-type Protocol = 'chat' | 'responses' | 'messages';
+type Protocol = 'chat' | 'responses' | 'messages' | 'gemini';
 
 /** One structured request per protocol, streamed or not, with the extra fields given. */
 function ask(c: Ai4ts, protocol: Protocol, extra: { repair?: number; tools?: ReturnType<typeof defineTool>[] } = {}) {
   if (protocol === 'chat') return c.chat.stream({ model: 'mock-model', messages: [{ role: 'user', content: QUESTION }], output: City, ...extra });
   if (protocol === 'responses') return c.responses.stream({ model: 'mock-model', input: QUESTION, output: City, ...extra });
+  if (protocol === 'gemini') return c.gemini.stream({ model: 'mock-model', contents: [{ role: 'user', parts: [{ text: QUESTION }] }], output: City, ...extra });
   return c.messages.stream({
     model: 'mock-model',
     max_tokens: 400,
@@ -115,11 +118,16 @@ const EXPECTED_BODY: Record<Protocol, Record<string, unknown>> = {
     tool_choice: { type: 'tool', name: 'city' },
     stream: true,
   },
+  // The model is in the URL; the schema goes as `responseJsonSchema`, which takes the input-side JSON Schema.
+  gemini: {
+    contents: [{ role: 'user', parts: [{ text: QUESTION }] }],
+    generationConfig: { responseMimeType: 'application/json', responseJsonSchema: INPUT },
+  },
 };
 
-describe.each(['chat', 'responses', 'messages'] as const)('structured output over %s', (protocol) => {
+describe.each(['chat', 'responses', 'messages', 'gemini'] as const)('structured output over %s', (protocol) => {
   it('sends the exact body, streams monotone object events, and resolves to the validated object', async () => {
-    const c = await client([{ object: ANSWER }]);
+    const c = await client([{ object: ANSWER }], {}, protocol);
     const stream = ask(c, protocol);
     const objects: unknown[] = [];
     for await (const event of stream) if (event.type === 'object') objects.push(event.object);
@@ -139,7 +147,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('structured output ove
 
   it('applies defaults after the last object event, which equals the answer as sent', async () => {
     const sent = { name: 'Bern', country: 'CH', population: null, sights: null };
-    const c = await client([{ object: sent }]);
+    const c = await client([{ object: sent }], {}, protocol);
     const stream = ask(c, protocol);
     let last: unknown;
     for await (const event of stream) if (event.type === 'object') last = event.object;
@@ -149,7 +157,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('structured output ove
   });
 
   it('reports a refusal as OutputRefusalError', async () => {
-    const c = await client([{ refusal: 'I will not.' }]);
+    const c = await client([{ refusal: 'I will not.' }], {}, protocol);
     const error = await rejection(ask(c, protocol).final(), OutputRefusalError);
     expect(error.refusal).toBe('I will not.');
     expect((error.partial as ToolLoopPartial).steps).toHaveLength(1);
@@ -157,10 +165,14 @@ describe.each(['chat', 'responses', 'messages'] as const)('structured output ove
 
   it('repair: the issues go back, each attempt a step, usage summed', async () => {
     const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
-    const c = await client([
-      { object: { name: 'Zürich', country: 41 }, usage },
-      { object: ANSWER, usage },
-    ]);
+    const c = await client(
+      [
+        { object: { name: 'Zürich', country: 41 }, usage },
+        { object: ANSWER, usage },
+      ],
+      {},
+      protocol,
+    );
     const result = await ask(c, protocol, { repair: 1 }).final();
     expect(result.object).toEqual(ANSWER);
     expect(result.steps).toHaveLength(2);
@@ -170,12 +182,12 @@ describe.each(['chat', 'responses', 'messages'] as const)('structured output ove
       '- country: Invalid input: expected string, received number\n' +
       'Answer again with only the corrected JSON.';
     const second = bodies()[1];
-    const transcript = protocol === 'responses' ? second?.input : second?.messages;
+    const transcript = protocol === 'responses' ? second?.input : protocol === 'gemini' ? second?.contents : second?.messages;
     expect(JSON.stringify(transcript)).toContain(JSON.stringify(feedback));
   });
 
   it('without repair, a mismatch is an OutputValidationError with the raw text and the issues', async () => {
-    const c = await client([{ object: { name: 'Zürich' } }]);
+    const c = await client([{ object: { name: 'Zürich' } }], {}, protocol);
     const error = await rejection(ask(c, protocol).final(), OutputValidationError);
     expect(JSON.parse(error.text)).toEqual({ name: 'Zürich' });
     expect(error.issues.map((issue) => issue.path)).toEqual([['country']]);
@@ -193,7 +205,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('structured output ove
       },
     });
     const outputCall = protocol === 'messages' ? { toolCalls: [{ name: 'city', arguments: ANSWER }] } : { object: ANSWER };
-    const c = await client([{ toolCalls: [{ name: 'lookup', arguments: { city: 'Zürich' } }] }, outputCall]);
+    const c = await client([{ toolCalls: [{ name: 'lookup', arguments: { city: 'Zürich' } }] }, outputCall], {}, protocol);
     const stream = ask(c, protocol, { tools: [lookup] });
     const steps: number[] = [];
     for await (const event of stream) if (event.type === 'object') steps.push(event.step);
@@ -276,6 +288,7 @@ describe('partialToolArguments', () => {
   });
   const args = { city: 'Zürich "centre"', days: [1, 2, 30] };
 
+  // Not Gemini: its API sends each call's arguments whole, in one chunk (only Vertex AI streams `partialArgs`).
   it.each(['chat', 'responses', 'messages'] as const)('%s: tool_call.delta events carry the arguments parsed so far', async (protocol) => {
     const c = await client([{ toolCalls: [{ name: 'lookup', arguments: args }] }, { content: 'done' }]);
     const request = { tools: [lookup], partialToolArguments: true } as const;

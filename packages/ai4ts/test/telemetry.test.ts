@@ -59,8 +59,10 @@ function telemetry() {
   return { exporter, tracer, meter, reader };
 }
 
-async function start(script: MockTurn[], options: Ai4tsOptions = {}): Promise<Ai4ts> {
+/** A client of the scripted model; Gemini's is the `gemini` provider at its `/v1beta` base. */
+async function start(script: MockTurn[], options: Ai4tsOptions = {}, protocol?: string): Promise<Ai4ts> {
   model = await startMockModel({ script, seed: 3 });
+  if (protocol === 'gemini') return new Ai4ts({ provider: 'gemini', baseURL: model.geminiBaseURL, apiKey: KEY, maxRetries: 0, ...options });
   return new Ai4ts({ provider: 'openai-compatible', baseURL: model.baseURL, apiKey: KEY, maxRetries: 0, ...options });
 }
 
@@ -79,6 +81,11 @@ const loops = {
   messages: (c: Ai4ts, stream: boolean) => {
     const request = { model: 'mock-model', max_tokens: 256, messages: [user], tools: [getWeather], temperature: 0.2 };
     return stream ? c.messages.stream(request).final() : c.messages.create(request);
+  },
+  gemini: (c: Ai4ts, stream: boolean) => {
+    const contents = [{ role: 'user' as const, parts: [{ text: QUESTION }] }];
+    const request = { model: 'mock-model', contents, tools: [getWeather], generationConfig: { temperature: 0.2 } };
+    return stream ? c.gemini.stream(request).final() : c.gemini.create(request);
   },
 };
 
@@ -104,7 +111,8 @@ async function histogram(reader: MetricReader, name: string): Promise<{ attribut
 describe.each(Object.entries(loops))('telemetry of a two-step loop with two parallel tools: %s', (protocol, run) => {
   it.each([false, true])('stream: %s', async (stream) => {
     const otel = telemetry();
-    const client = await start(loopScript, { telemetry: { tracer: otel.tracer, meter: otel.meter } });
+    const client = await start(loopScript, { telemetry: { tracer: otel.tracer, meter: otel.meter } }, protocol);
+    const provider = protocol === 'gemini' ? 'gemini' : 'openai-compatible';
     let events = 0;
     client.use(async (ctx, next) => {
       ctx.onEvent(() => events++);
@@ -120,8 +128,8 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
       'chat mock-model',
       'invoke_agent',
     ]);
-    // Responses and Messages report cached input tokens (0 here); Chat Completions only when the provider does.
-    const cached = (tokens: number) => (protocol === 'chat' ? {} : { 'gen_ai.usage.cache_read.input_tokens': tokens });
+    // Responses and Messages report cached input tokens (0 here); Chat Completions and Gemini only when the provider does.
+    const cached = (tokens: number) => (protocol === 'chat' || protocol === 'gemini' ? {} : { 'gen_ai.usage.cache_read.input_tokens': tokens });
 
     const [loop] = byName(spans, 'invoke_agent');
     if (!loop) throw new Error('no loop span');
@@ -129,7 +137,7 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
     expect(parentOf(loop)).toBeUndefined();
     expect(loop.attributes).toEqual({
       'gen_ai.operation.name': 'invoke_agent',
-      'gen_ai.provider.name': 'openai-compatible',
+      'gen_ai.provider.name': provider,
       'server.address': '127.0.0.1',
       'server.port': Number(new URL(model?.baseURL ?? '').port),
       'gen_ai.request.model': 'mock-model',
@@ -153,7 +161,7 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
       expect(typeof firstChunk).toBe('number');
       expect(attributes).toEqual({
         'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': 'openai-compatible',
+        'gen_ai.provider.name': provider,
         'server.address': '127.0.0.1',
         'server.port': Number(new URL(model?.baseURL ?? '').port),
         'ai4ts.protocol': protocol,
@@ -195,7 +203,7 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
     expect(durations).toHaveLength(1);
     expect(durations[0]?.attributes).toEqual({
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'openai-compatible',
+      'gen_ai.provider.name': provider,
       'server.address': '127.0.0.1',
       'server.port': Number(new URL(model?.baseURL ?? '').port),
       'gen_ai.request.model': 'mock-model',
@@ -220,8 +228,11 @@ describe.each(Object.entries(loops))('telemetry of a two-step loop with two para
   });
 });
 
+/** The provider's id of a completion: `id`, Gemini's `responseId`. */
 function idOf(completion: unknown): unknown {
-  return typeof completion === 'object' && completion !== null && 'id' in completion ? completion.id : undefined;
+  if (typeof completion !== 'object' || completion === null) return undefined;
+  if ('id' in completion) return completion.id;
+  return 'responseId' in completion ? completion.responseId : undefined;
 }
 
 describe('telemetry of single requests', () => {
@@ -259,6 +270,44 @@ describe('telemetry of single requests', () => {
     expect(span?.attributes['gen_ai.response.time_to_first_chunk']).toBeUndefined();
     // The request's telemetry field configured the SDK and never reached the wire.
     expect(model?.requests[0]?.body).not.toHaveProperty('telemetry');
+    expect(JSON.stringify(span?.attributes)).not.toContain(KEY);
+  });
+
+  it('a plain Gemini create: the parameters of its generationConfig, its contents and system instruction when opted in', async () => {
+    const otel = telemetry();
+    const client = await start(
+      [{ content: 'Hi there.', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } }],
+      { telemetry: { tracer: otel.tracer, meter: otel.meter } },
+      'gemini',
+    );
+    const contents = [{ role: 'user' as const, parts: [{ text: QUESTION }] }];
+    const systemInstruction = { parts: [{ text: 'Be brief.' }] };
+    const response = await client.gemini.create({
+      model: 'mock-model',
+      contents,
+      systemInstruction,
+      generationConfig: { maxOutputTokens: 64, temperature: 0.5, topP: 0.9, topK: 40, seed: 7, stopSequences: ['\n\n'], candidateCount: 2 },
+      telemetry: { recordContent: true },
+    });
+    const [span, ...others] = otel.exporter.getFinishedSpans();
+    expect(others).toEqual([]);
+    expect(span?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'gemini',
+      'ai4ts.protocol': 'gemini',
+      'gen_ai.request.model': 'mock-model',
+      'gen_ai.request.max_tokens': 64,
+      'gen_ai.request.temperature': 0.5,
+      'gen_ai.request.top_p': 0.9,
+      'gen_ai.request.top_k': 40,
+      'gen_ai.request.seed': 7,
+      'gen_ai.request.stop_sequences': ['\n\n'],
+      'gen_ai.request.choice.count': 2,
+      'gen_ai.response.id': response.responseId,
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.input.messages': JSON.stringify(contents),
+      'gen_ai.system_instructions': JSON.stringify(systemInstruction),
+      'gen_ai.output.messages': JSON.stringify(response.candidates?.map((candidate) => candidate.content)),
+    });
     expect(JSON.stringify(span?.attributes)).not.toContain(KEY);
   });
 

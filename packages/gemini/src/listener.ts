@@ -404,15 +404,13 @@ function mergeCitations(
   return out;
 }
 
-/** `{ error: { code, message, status } }` in a stream that began with HTTP 200. */
+/**
+ * `{ error: { code, message, status } }` in a stream that began with HTTP 200: no HTTP `status` (the answer's was 200;
+ * the numeric `code` is in `body`), `code` the Google status (`UNAVAILABLE`), or the number when there is none.
+ */
 function streamError(error: Record<string, unknown>, body: unknown): ApiError {
   const message = typeof error.message === 'string' ? error.message : 'The stream reported an error';
   const status = typeof error.status === 'string' ? error.status : undefined;
-  const code = typeof error.code === 'number' ? error.code : undefined;
-  return new ApiError(message, {
-    ...(code === undefined ? {} : { status: code }),
-    code: status ?? (code === undefined ? undefined : String(code)),
-    type: status,
-    body,
-  });
+  const code = typeof error.code === 'number' ? String(error.code) : undefined;
+  return new ApiError(message, { code: status ?? code, type: status, body });
 }

@@ -30,11 +30,10 @@ export type GeminiToolLoopEvent = ToolLoopEvent<GeminiLoopRequest, GenerateConte
 
 /**
  * The message half of the Gemini tool-loop adapter. Calls the API gave an `id` get it back on their
- * `functionResponse`; calls without one are answered by name and position, as Gemini expects. Made once per loop: it
- * remembers the last model turn's call ids.
+ * `functionResponse`; calls without one are answered by name and position, as Gemini expects. The ids are read from
+ * the model turn the results answer, the transcript's last: a loop resumed in another process has only that.
  */
 export function geminiLoopTurns(): LoopTurns<GeminiLoopRequest, GenerateContentResponse, Content> {
-  let apiIds: ReadonlySet<string> = new Set();
   return {
     readTurn(response): ModelTurn {
       const candidate = response.candidates?.[0];
@@ -55,11 +54,9 @@ export function geminiLoopTurns(): LoopTurns<GeminiLoopRequest, GenerateContentR
     },
     getMessages: (request) => request.contents,
     withMessages: (request, contents) => ({ ...request, contents }),
-    assistantMessages(response) {
-      apiIds = apiCallIds(response);
-      return [toModelTurn(response)];
-    },
-    toolMessages: (results) => (results.length === 0 ? [] : [toFunctionResponseTurn(results, apiIds)]),
+    assistantMessages: (response) => [toModelTurn(response)],
+    toolMessages: (results, transcript) =>
+      results.length === 0 ? [] : [toFunctionResponseTurn(results, apiCallIds(transcript.findLast((content) => content.role === 'model')))],
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
     repairMessages: (_response, feedback) => [{ role: 'user', parts: [{ text: feedback }] }],
   };

@@ -51,7 +51,7 @@ export function toModelTurn(response: GenerateContentResponse): Content {
  * model reads (`{ output }`, or `{ error }` when the call failed).
  */
 export function toFunctionResponseTurn(
-  results: readonly Pick<ToolResult, 'toolCallId' | 'toolName' | 'content' | 'isError'>[],
+  results: readonly (Pick<ToolResult, 'toolCallId' | 'toolName' | 'content' | 'isError'> & { output?: unknown })[],
   apiIds: ReadonlySet<string> = new Set(),
 ): Content {
   return {
@@ -64,15 +64,18 @@ export function toFunctionResponseTurn(
   };
 }
 
-/** Google's convention: the output under `output`, a failure under `error`. */
-function responseOf(result: Pick<ToolResult, 'content' | 'isError'>): Record<string, unknown> {
-  return result.isError ? { error: result.content } : { output: result.content };
+/**
+ * Google's convention: the output under `output`, a failure's text under `error` (its `output`: `content` is
+ * already `{"error": ...}`, which would say it twice).
+ */
+function responseOf(result: Pick<ToolResult, 'content' | 'isError'> & { output?: unknown }): Record<string, unknown> {
+  return result.isError ? { error: typeof result.output === 'string' ? result.output : result.content } : { output: result.content };
 }
 
-/** The ids the API itself gave the first candidate's calls (ai4ts's own are not sent back). */
-export function apiCallIds(response: GenerateContentResponse): Set<string> {
+/** The ids the API itself gave the calls of a model turn (ai4ts's own are not sent back). */
+export function apiCallIds(turn: Content | undefined): Set<string> {
   const ids = new Set<string>();
-  for (const part of response.candidates?.[0]?.content?.parts ?? []) {
+  for (const part of turn?.parts ?? []) {
     const id = isFunctionCallPart(part) ? part.functionCall.id : undefined;
     if (typeof id === 'string' && id !== '') ids.add(id);
   }

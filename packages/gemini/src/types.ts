@@ -2,6 +2,8 @@
  * The wire types of Gemini's `generateContent` (Google AI Studio's REST API, v1beta), with the names of Google's
  * `@google/genai` SDK. Every object may carry fields not listed here: they are kept as sent.
  */
+import type { SdkFields } from '@ai4ts/core';
+
 /** A JSON Schema, as sent. */
 type JsonSchema = Record<string, unknown>;
 
@@ -155,7 +157,7 @@ export interface SafetySetting {
  * A `generateContent` request. `model` (`gemini-2.5-flash`, or `models/gemini-2.5-flash`) goes in the URL, not the
  * body; every other field is the API's.
  */
-export interface GenerateContentRequest {
+export interface GenerateContentRequest extends SdkFields {
   model: string;
   contents: Content[];
   systemInstruction?: Content;
@@ -171,10 +173,10 @@ export interface GenerateContentRequest {
  */
 const GEMINI_REQUEST_FIELDS_RECORD: Record<keyof GenerateContentRequest, true> = {
   model: true, contents: true, systemInstruction: true, tools: true, toolConfig: true, generationConfig: true,
-  safetySettings: true, cachedContent: true,
+  safetySettings: true, cachedContent: true, telemetry: true,
 };
 
-/** The names of {@link GenerateContentRequest}'s fields. */
+/** The names of {@link GenerateContentRequest}'s fields (`telemetry` included). */
 export const GEMINI_REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(GEMINI_REQUEST_FIELDS_RECORD));
 
 

@@ -169,7 +169,9 @@ describe('GeminiStreamListener', () => {
     listener.push(chunk([{ text: 'so far' }]));
     const error = thrown(() => listener.push({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }));
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 503, code: 'UNAVAILABLE', message: 'The model is overloaded.' });
+    // The stream began with HTTP 200: no HTTP status; the number stays in the body.
+    expect(error).toMatchObject({ status: undefined, code: 'UNAVAILABLE', message: 'The model is overloaded.' });
+    expect((error as ApiError).body).toMatchObject({ error: { code: 503 } });
     expect((error as ApiError).partial).toMatchObject({ candidates: [{ content: { parts: [{ text: 'so far' }] } }] });
     listener.push(chunk([{ text: 'ignored' }], { finishReason: 'STOP' }));
     expect(listener.text).toBe('so far');

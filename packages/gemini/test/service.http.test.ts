@@ -92,7 +92,7 @@ describe('GeminiService', () => {
     expect((streamed as PromptBlockedError).blockReason).toBe('PROHIBITED_CONTENT');
   });
 
-  it('an in-stream error is an ApiError with the status, the text so far its partial, the key nowhere', async () => {
+  it('an in-stream error is an ApiError with the Google status as its code, the text so far its partial, the key nowhere', async () => {
     const gemini = await start([{ content: 'Partial answer', streamError: { message: 'overloaded', type: 'UNAVAILABLE' } }]);
     const error = await gemini.stream({ model: 'gemini-2.5-flash', contents: user('Hi') }).final().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
@@ -100,6 +100,21 @@ describe('GeminiService', () => {
     const partial = (error as ApiError).partial as { candidates: { content: Content }[] };
     expect(partial.candidates[0]?.content.parts[0]?.text).toBe('Partial answer');
     expect(JSON.stringify(error)).not.toContain('AIza-local-key');
+  });
+
+  it("an in-stream UNAVAILABLE before any output is sent again (Google's status names are retryable codes)", async () => {
+    model = await startMockModel({
+      script: [{ content: '', streamError: { message: 'overloaded', type: 'UNAVAILABLE' } }, { content: 'Second try' }],
+    });
+    const transport = new Transport({ provider: 'gemini', apiKey: 'AIza-local-key', baseURL: model.geminiBaseURL, maxRetries: 1 });
+    const stream = new GeminiService(transport).stream({ model: 'gemini-2.5-flash', contents: user('Hi') });
+    const retries: unknown[] = [];
+    stream.on('retry', (event) => retries.push(event.error));
+    const result = await stream.final();
+    expect(result.candidates?.[0]?.content?.parts[0]?.text).toBe('Second try');
+    // In a stream that began with HTTP 200 there is no HTTP status: the error is told by its code.
+    expect(retries).toEqual([expect.objectContaining({ code: 'UNAVAILABLE', status: undefined })]);
+    expect(model.requests).toHaveLength(2);
   });
 
   it('a stream cut before the finishReason is a StreamIncompleteError with the text so far', async () => {

@@ -429,22 +429,30 @@ function setUsage(span: Span, usage: Usage | undefined): void {
   if (cached !== undefined) span.setAttribute('gen_ai.usage.cache_read.input_tokens', cached);
 }
 
-/** The request parameters the conventions name, read from any protocol's wire body. */
+/**
+ * The request parameters the conventions name, read from any protocol's wire body (Gemini's sit in
+ * `generationConfig`, in camelCase).
+ */
 function requestAttributes(request: Record<string, unknown>, secrets: readonly string[]): Attributes {
   const attributes: Attributes = {};
+  const config = isRecord(request.generationConfig) ? request.generationConfig : {};
   const number = (name: string, value: unknown) => {
     if (typeof value === 'number') attributes[name] = value;
   };
   if (typeof request.model === 'string') attributes['gen_ai.request.model'] = request.model;
-  number('gen_ai.request.max_tokens', request.max_tokens ?? request.max_completion_tokens ?? request.max_output_tokens);
-  number('gen_ai.request.temperature', request.temperature);
-  number('gen_ai.request.top_p', request.top_p);
-  number('gen_ai.request.top_k', request.top_k);
-  number('gen_ai.request.frequency_penalty', request.frequency_penalty);
-  number('gen_ai.request.presence_penalty', request.presence_penalty);
-  number('gen_ai.request.seed', request.seed);
-  if (typeof request.n === 'number' && request.n !== 1) attributes['gen_ai.request.choice.count'] = request.n;
-  const stop = request.stop ?? request.stop_sequences;
+  number(
+    'gen_ai.request.max_tokens',
+    request.max_tokens ?? request.max_completion_tokens ?? request.max_output_tokens ?? config.maxOutputTokens,
+  );
+  number('gen_ai.request.temperature', request.temperature ?? config.temperature);
+  number('gen_ai.request.top_p', request.top_p ?? config.topP);
+  number('gen_ai.request.top_k', request.top_k ?? config.topK);
+  number('gen_ai.request.frequency_penalty', request.frequency_penalty ?? config.frequencyPenalty);
+  number('gen_ai.request.presence_penalty', request.presence_penalty ?? config.presencePenalty);
+  number('gen_ai.request.seed', request.seed ?? config.seed);
+  const choices = request.n ?? config.candidateCount;
+  if (typeof choices === 'number' && choices !== 1) attributes['gen_ai.request.choice.count'] = choices;
+  const stop = request.stop ?? request.stop_sequences ?? config.stopSequences;
   if (typeof stop === 'string') attributes['gen_ai.request.stop_sequences'] = [redact(stop, secrets)];
   else if (Array.isArray(stop) && stop.every((item) => typeof item === 'string')) {
     attributes['gen_ai.request.stop_sequences'] = stop.map((item) => redact(item, secrets));
@@ -452,12 +460,15 @@ function requestAttributes(request: Record<string, unknown>, secrets: readonly s
   return attributes;
 }
 
-/** The input of any protocol's body: its messages (or Responses `input`) and its system instructions. */
+/**
+ * The input of any protocol's body: its messages (Responses' `input`, Gemini's `contents`) and its system
+ * instructions (Gemini's `systemInstruction`).
+ */
 function inputContent(request: Record<string, unknown>, secrets: readonly string[]): Attributes {
   const attributes: Attributes = {};
-  const input = request.messages ?? request.input;
+  const input = request.messages ?? request.input ?? request.contents;
   if (input !== undefined) attributes['gen_ai.input.messages'] = redactJsonText(JSON.stringify(input), secrets);
-  const system = request.system ?? request.instructions;
+  const system = request.system ?? request.instructions ?? request.systemInstruction;
   if (system !== undefined) attributes['gen_ai.system_instructions'] = redactJsonText(JSON.stringify(system), secrets);
   return attributes;
 }

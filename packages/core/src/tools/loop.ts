@@ -106,8 +106,12 @@ export interface ToolLoopAdapter<Request, Completion, Message> {
    * their argument strings as streamed, and reasoning where the provider wants it back.
    */
   assistantMessages(completion: Completion): Message[];
-  /** The messages carrying a step's tool results, which arrive in call order (one `tool` message per result, or one user message of `tool_result` blocks). */
-  toolMessages(results: readonly ToolResult[]): Message[];
+  /**
+   * The messages carrying a step's tool results, which arrive in call order (one `tool` message per result, or one
+   * user message of `tool_result` blocks). `transcript` is the transcript so far, ending with the assistant turn the
+   * results answer: a resumed loop has that turn only there (its completion was in another process).
+   */
+  toolMessages(results: readonly ToolResult[], transcript: readonly Message[]): Message[];
   /** Whether the request allows tools to run in parallel (false for `parallel_tool_calls: false`); true if absent. */
   parallelToolCalls?(request: Request): boolean;
   /**
@@ -409,7 +413,7 @@ export async function runSteps<Request, Completion, Message>(
           settled.results[index] = result;
         },
       );
-      messages.push(...adapter.toolMessages(settled.results.filter((result) => result !== undefined)));
+      messages.push(...adapter.toolMessages(settled.results.filter((result) => result !== undefined), messages));
       current = adapter.withMessages(current, messages);
     }
     for (let step = first; ; step++) {
@@ -489,7 +493,7 @@ export async function runSteps<Request, Completion, Message>(
           const { state, pending } = await suspend({ ...settled, protocol, step, request, messages, usage, cost, calls });
           suspended = { status: state.status, pending, state };
           stop = 'tool_calls';
-        } else messages.push(...adapter.toolMessages(record.toolResults));
+        } else messages.push(...adapter.toolMessages(record.toolResults, messages));
       }
 
       steps.push(record);
