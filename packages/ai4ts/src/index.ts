@@ -151,6 +151,7 @@ export {
   LOOP_STATE_VERSION,
   type LoopResumeOptions,
   type LoopState,
+  type HoldReason,
   type LoopStateCall,
   type LoopStateToolResult,
   type LoopSuspension,

@@ -18,6 +18,7 @@ export { ToolContent, type ToolResultPart } from './content.js';
 export {
   type ExecuteToolCallsOptions,
   executeToolCalls,
+  type HoldReason,
   runTool,
   type ToolCall,
   type ToolCallDecision,
