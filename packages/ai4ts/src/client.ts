@@ -207,7 +207,7 @@ export class ProtocolClient<
     return this.#protocol.resumeLoop(state, resume, options);
   }
 
-  /** {@link resume} as a stream, like `stream` with a loop request: the resumed step's tool results, then the next steps. */
+  /** {@link ProtocolClient.resume} as a stream, like `stream` with a loop request: the resumed step's tool results, then the next steps. */
   streamResume(
     state: LoopState<LoopRequest, Message>,
     resume: LoopResumeOptions<LoopRequest, Final>,
