@@ -17,6 +17,7 @@ import {
 import type * as z from 'zod';
 import {
   isLoopRequest,
+  type LoopCalls,
   type LoopFieldName,
   type LoopResumeOptions,
   type LoopState,
@@ -108,21 +109,10 @@ export type Ai4tsOptions = TransportOptions;
 export type PlainRequest<Request> = Request & { readonly [K in LoopFieldName]?: undefined };
 
 /** What one protocol brings to a {@link ProtocolClient}: its service's plain calls and loop calls. */
-export interface ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Message> {
+export interface ProtocolCalls<Request, LoopRequest, Options, Final, Stream, Message>
+  extends LoopCalls<LoopRequest, Final, Message, Options> {
   create(request: Request, options?: Options): Promise<Final>;
   stream(request: Request, options?: Options): Stream;
-  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
-  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
-  resumeLoop(
-    state: LoopState<LoopRequest, Message>,
-    resume: LoopResumeOptions<LoopRequest, Final>,
-    options?: Options,
-  ): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
-  streamResumeLoop(
-    state: LoopState<LoopRequest, Message>,
-    resume: LoopResumeOptions<LoopRequest, Final>,
-    options?: Options,
-  ): ToolLoopStream<LoopRequest, Final, Message>;
 }
 
 /** @deprecated Renamed {@link ProtocolCalls} (a protocol's definition is `CHAT_PROTOCOL` and its kin); goes in the next release. */

@@ -152,6 +152,7 @@ export {
   type LoopResumeOptions,
   type LoopState,
   type HoldReason,
+  type LoopCalls,
   type LoopStateCall,
   type LoopStateToolResult,
   type LoopSuspension,

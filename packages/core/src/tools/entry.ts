@@ -10,22 +10,30 @@ import type { LoopResumeOptions } from './request.js';
 import type { LoopState } from './suspend.js';
 import type { Transport } from '../transport/transport.js';
 
-/** What the function forms need of a protocol's service (core's `ProtocolService` is one). */
-interface ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Options> {
-  stream(request: Request, options?: Options): Stream;
-  loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Completion, Message>;
-  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
-  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Completion, Message>;
+/**
+ * A protocol's tool-loop calls, as its service has them (core's `ProtocolService`): run or stream a loop, and
+ * resume a suspended one from its state. The front door's clients and the function forms both call these.
+ */
+export interface LoopCalls<LoopRequest, Final, Message, Options> {
+  runLoop(request: LoopRequest, options?: Options): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
+  streamLoop(request: LoopRequest, options?: Options): ToolLoopStream<LoopRequest, Final, Message>;
   resumeLoop(
     state: LoopState<LoopRequest, Message>,
-    resume: LoopResumeOptions<LoopRequest, Completion>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
     options?: Options,
-  ): Promise<ToolLoopResult<LoopRequest, Completion, Message>>;
+  ): Promise<ToolLoopResult<LoopRequest, Final, Message>>;
   streamResumeLoop(
     state: LoopState<LoopRequest, Message>,
-    resume: LoopResumeOptions<LoopRequest, Completion>,
+    resume: LoopResumeOptions<LoopRequest, Final>,
     options?: Options,
-  ): ToolLoopStream<LoopRequest, Completion, Message>;
+  ): ToolLoopStream<LoopRequest, Final, Message>;
+}
+
+/** What the function forms need of a protocol's service: its loop calls, plain streams and loop adapters. */
+interface ServiceCalls<Request, LoopRequest, Completion, Message, Stream, Options>
+  extends LoopCalls<LoopRequest, Completion, Message, Options> {
+  stream(request: Request, options?: Options): Stream;
+  loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Completion, Message>;
 }
 
 /**

@@ -60,6 +60,7 @@ export {
   type SdkFields,
   type WithoutTools,
 } from './request.js';
+export type { LoopCalls } from './entry.js';
 export {
   type OutputLoopStream,
   streamResumeToolLoop,
