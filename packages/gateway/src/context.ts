@@ -127,10 +127,16 @@ export interface GatewayContext {
   readonly telemetry: Promise<GatewayTelemetry> | undefined;
   /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
   draining: boolean;
+  /**
+   * Whether a provider's error status reaches the client as it is. A server's clients get a 502 for any failure
+   * that is not theirs (the gateway's key, the provider's outage); in-process translation's caller is the key's
+   * owner, whose client reads the provider's own status (a 401, a 404 model) as it would without translation.
+   */
+  readonly relayUpstreamStatus: boolean;
 }
 
-/** Resolves the options into the context every request shares. */
-export function resolveContext(options: GatewayOptions): GatewayContext {
+/** Resolves the options into the context every request shares; `relayUpstreamStatus` for in-process translation. */
+export function resolveContext(options: GatewayOptions, relayUpstreamStatus = false): GatewayContext {
   const fallback = defaultRoute(options);
   const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
   if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
@@ -165,6 +171,7 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),
     draining: false,
+    relayUpstreamStatus,
   };
 }
 
