@@ -48,12 +48,15 @@ const PoolRoute = z.strictObject({
     .optional(),
 });
 
-const Route = z.union([upstreamOf(z.strictObject({ model, keyEnv })), PoolRoute]);
+/** A route with one upstream. */
+const SingleRoute = upstreamOf(z.strictObject({ model, keyEnv }));
+
+const Route = z.union([SingleRoute, PoolRoute]);
 
 const RoutesFile = z.strictObject({ routes: z.array(Route).min(1) });
 
-/** One upstream as the file writes it. */
-type FileUpstream = z.infer<typeof PoolUpstream>;
+/** One upstream as the file writes it: a route's own, or one of its `upstreams`. */
+type FileUpstream = z.infer<typeof SingleRoute> | z.infer<typeof PoolUpstream>;
 
 function isProvider(name: string): name is ProviderName {
   return Object.hasOwn(PROVIDERS, name);
@@ -121,7 +124,7 @@ export function readRoutes(
 }
 
 /** One upstream of the file as the gateway's spec, its key read from the variable it names. */
-function specOf(upstream: Omit<FileUpstream, 'name' | 'weight'>, env: Readonly<Record<string, string | undefined>>): UpstreamSpec {
+function specOf(upstream: FileUpstream, env: Readonly<Record<string, string | undefined>>): UpstreamSpec {
   const upstreamToken = upstream.keyEnv === undefined ? undefined : env[upstream.keyEnv]?.trim() || undefined;
   if (upstream.keyEnv !== undefined && upstreamToken === undefined) throw new Error(`the routing file: ${upstream.keyEnv} is not set`);
   if ('provider' in upstream) {
