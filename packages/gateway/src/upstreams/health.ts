@@ -20,7 +20,7 @@ export const DEFAULT_COOLDOWN: Readonly<Required<CooldownOptions>> = { failures:
 /** `cooling`: skipped until `cooldownUntil`; `half-open`: tried again after a cooldown, one failure cools it again. */
 export type UpstreamState = 'healthy' | 'cooling' | 'half-open';
 
-/** One upstream of one route, as {@link Router.health} reports it. */
+/** One upstream of one route, as `Gateway.health()` and `/readyz` report it. */
 export interface UpstreamHealth {
   /** The route's model pattern. */
   route: string;

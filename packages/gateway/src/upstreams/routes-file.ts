@@ -51,7 +51,8 @@ const PoolRoute = z.strictObject({
 /** A route with one upstream. */
 const SingleRoute = upstreamOf(z.strictObject({ model, keyEnv }));
 
-const Route = z.union([SingleRoute, PoolRoute]);
+// One union of the four, not a union in a union: the closest kind is then the one whose error is named.
+const Route = z.union([...SingleRoute.options, PoolRoute]);
 
 const RoutesFile = z.strictObject({ routes: z.array(Route).min(1) });
 
