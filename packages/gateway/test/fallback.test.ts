@@ -158,6 +158,30 @@ describe('fallback before the first event', () => {
   });
 });
 
+describe('the upstream named, never its URL', () => {
+  it('an upstream URL with credentials is named by its kind and host in the header, the log and the error', async () => {
+    const PASSWORD = 'url-password-5e2b90';
+    const b = await upstreamOf(() => chatAnswer('unused'));
+    const withCredentials = b.root.replace('http://', `http://user:${PASSWORD}@`);
+    const logs: unknown[] = [];
+    const gateway = await gatewayOf({
+      routes: [{ model: '*', upstreams: [{ upstream: withCredentials, protocol: 'chat' }] }],
+      upstreamRetry: NO_RETRY,
+      log: (entry) => logs.push(entry),
+    });
+    // fetch refuses a URL with credentials: the one upstream fails, and its failure is answered.
+    const response = await askChat(gateway);
+    const text = await response.text();
+    expect([response.status, response.headers.get('x-ai4ts-upstream'), response.headers.get('x-ai4ts-attempts')]).toEqual([
+      502,
+      `chat@${b.host}`,
+      '1',
+    ]);
+    expect(JSON.stringify([text, [...response.headers], logs])).not.toContain(PASSWORD);
+    expect(logs).toMatchObject([{ upstream: `chat@${b.host}`, attempts: 1 }]);
+  });
+});
+
 describe('no fallback', () => {
   it('once output started: the client sees the in-stream error, the next upstream is never asked', async () => {
     const a = await upstreamOf(() => cutAnswer('Half an ans'));
