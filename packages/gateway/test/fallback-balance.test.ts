@@ -231,6 +231,28 @@ describe('health', () => {
       await server.close();
     }
   });
+  it('an answer whose client left is no longer in flight', async () => {
+    const { released, release } = gate();
+    const upstream = await upstreamOf(() => held(released));
+    const gateway = createGateway({ routes: [{ model: '*', upstreams: [{ upstream: upstream.root, protocol: 'chat', name: 'u' }] }] });
+    const server = await serve((req, res) => gateway.node(req, res), { readBody: false });
+    try {
+      const client = new AbortController();
+      const response = await fetch(`${server.url}v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+        signal: client.signal,
+      });
+      expect(response.status).toBe(200);
+      expect(gateway.health()[0]?.inFlight).toBe(1);
+      client.abort();
+      await expect.poll(() => gateway.health()[0]?.inFlight).toBe(0);
+    } finally {
+      release();
+      await server.close();
+    }
+  });
 });
 
 describe('the routing file with several upstreams', () => {

@@ -313,6 +313,8 @@ async function complete(
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
     headers[STREAM_ID_HEADER] = streamId;
     const { end } = answered;
+    // As the slot is: the answer is no longer in flight once its signal aborts, whether or not the stream was closed.
+    upstreamSignal.addEventListener('abort', end, { once: true });
     const ends = {
       release() {
         slot.release();
