@@ -66,7 +66,8 @@ Options:
   --on-unsupported drop|refuse
                          a request field the provider's protocol lacks: sent without it and named in
                          x-ai4ts-dropped (drop, the default), or a 400 naming it (refuse)
-  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
+  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream, or several
+                         with a strategy and fallbacks (docs/gateway.md, docs/operations.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)

@@ -102,7 +102,7 @@ function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
 
 /** Everything a request needs, resolved once from the options. */
 export interface GatewayContext {
-  /** The upstream of each model. */
+  /** The upstreams of each model; `router.health()` reads each upstream's health (cooldowns, in flight, latency). */
   readonly router: Router;
   readonly auth: BearerAuth;
   /** Every token the gateway knows, read each time (access tokens change): never in an error, a log or a response. */
@@ -145,7 +145,7 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
   const headers: Record<string, string> = options.cors
     ? {
         'access-control-allow-origin': options.cors,
-        'access-control-expose-headers': 'x-session-id, retry-after',
+        'access-control-expose-headers': 'x-session-id, retry-after, x-ai4ts-upstream, x-ai4ts-attempts',
         ...(options.cors === '*' ? {} : { vary: 'Origin' }),
       }
     : {};

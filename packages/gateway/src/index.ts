@@ -17,7 +17,9 @@ export { DEFAULT_UPSTREAM_TIMEOUTS, type ResolvedUpstreamTimeouts, type Upstream
 export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './codecs/chat.js';
 export type { GatewayProtocol } from './codecs/neutral.js';
 export type { OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
-export type { RouteSpec } from './upstreams/router.js';
+export type { PoolRouteSpec, PoolUpstreamSpec, RouteSpec } from './upstreams/router.js';
+export type { Strategy } from './upstreams/strategy.js';
+export { type CooldownOptions, DEFAULT_COOLDOWN, type UpstreamHealth, type UpstreamState } from './upstreams/health.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';
 export {

@@ -11,8 +11,13 @@ export interface AccessLogEntry {
   /** The protocol the client spoke. */
   protocol?: string;
   model?: string;
-  /** The upstream's kind and host (`messages@api.anthropic.com`, `typed@127.0.0.1:9000`). */
+  /**
+   * The upstream that answered, or the last one asked: its route's name for it, else its kind and host
+   * (`messages@api.anthropic.com`, `typed@127.0.0.1:9000`).
+   */
   upstream?: string;
+  /** How many of the route's upstreams were asked (`x-ai4ts-attempts`); more than 1 after a fallback. */
+  attempts?: number;
   status: number;
   /** Until the answer was complete (for a stream: its last event), in milliseconds. */
   durationMs: number;

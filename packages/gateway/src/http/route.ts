@@ -27,6 +27,7 @@ import {
 import type { GatewayContext } from '../context.js';
 import { storeFailed, streamGone } from '../state/store.js';
 import { type RequestSpan, traced } from '../telemetry.js';
+import type { Answered, UpstreamPool } from '../upstreams/pool.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
@@ -75,6 +76,10 @@ function matchCodec(path: string, query: URLSearchParams): Matched | undefined {
  */
 const REFUSED_REQUEST = new Set([400, 413, 422]);
 
+/** Names the upstream that answered (or the last one asked): its name, never its URL. */
+export const UPSTREAM_HEADER = 'x-ai4ts-upstream';
+/** How many upstreams of the route were asked, the one that answered included (its own retries are not counted). */
+export const ATTEMPTS_HEADER = 'x-ai4ts-attempts';
 
 /**
  * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
@@ -104,6 +109,8 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
   }
   reply.headers['x-request-id'] = entry.requestId;
+  if (entry.upstream !== undefined) reply.headers[UPSTREAM_HEADER] = entry.upstream;
+  if (entry.attempts !== undefined) reply.headers[ATTEMPTS_HEADER] = String(entry.attempts);
   entry.status = reply.status;
   const finish = () => {
     entry.durationMs = Math.round(performance.now() - started);
@@ -200,12 +207,20 @@ function preflight(): Reply {
   };
 }
 
+/**
+ * Ready unless draining or the store is unreachable. The upstreams cooling down are named, but do not make the instance
+ * unready: another instance would find them cooling down just the same.
+ */
 async function readiness(context: GatewayContext): Promise<Reply> {
   if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
   const ready = await context.store.ready().catch(() => false);
+  const cooling = context.router
+    .health()
+    .filter((upstream) => upstream.state === 'cooling')
+    .map(({ route, upstream, cooldownUntil }) => ({ route, upstream, until: new Date(cooldownUntil ?? 0).toISOString() }));
   return ready
-    ? { status: 200, headers: {}, body: { status: 'ready' } }
-    : { status: 503, headers: {}, body: { status: 'store_unavailable' } };
+    ? { status: 200, headers: {}, body: { status: 'ready', cooling } }
+    : { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
 }
 
 function models(context: GatewayContext): Reply {
@@ -246,21 +261,8 @@ async function complete(
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
 ): Promise<Reply> {
-  const target = context.router.pick(request.model);
-  if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
-  entry.upstream = target.name;
-  const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
-  const options: WriteOptions = {
-    model: request.model,
-    toolCalls: target.toolCalls,
-    includeUsage: request.includeUsage,
-    sessionId,
-  };
-  const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
-  if (dropped.length && target.onUnsupported === 'refuse')
-    throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
-  const headers: Record<string, string> = {};
-  if (dropped.length) headers[DROPPED_HEADER] = dropped.join(', ');
+  const pool = context.router.pick(request.model);
+  if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
   let daemonSession: string | undefined;
   const tap: Observer = {
     see(event) {
@@ -276,11 +278,16 @@ async function complete(
   };
 
   if (!request.stream) {
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
-    const body = await codec.aggregate(observe(events, tap), options);
-    const session = daemonSession ?? sessionId;
-    if (session !== undefined) headers['x-session-id'] = session;
-    return { status: 200, headers, body };
+    const answered = await firstAnswer(context, codec, pool, request, signal, entry, span);
+    const { events, options, headers, sessionId } = answered.value;
+    try {
+      const body = await codec.aggregate(observe(events, tap), options);
+      const session = daemonSession ?? sessionId;
+      if (session !== undefined) headers['x-session-id'] = session;
+      return { status: 200, headers, body };
+    } finally {
+      answered.end();
+    }
   }
 
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
@@ -290,11 +297,13 @@ async function complete(
   const slot = context.streams.take(upstreamSignal);
   const streamId = crypto.randomUUID();
   let stored = false;
+  let answered: Answered<Opened> | undefined;
   try {
     // Opened before the upstream is contacted too: a store that is down or full is a quick 503.
     if (owner !== undefined) await context.store.create(streamId, { protocol: codec.name, owner });
     stored = owner !== undefined;
-    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
+    answered = await firstAnswer(context, codec, pool, request, upstreamSignal, entry, span);
+    const { events, options, headers, sessionId } = answered.value;
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log and the span read the stream's usage and failure, so without them no layer watches each event.
     const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
@@ -302,17 +311,64 @@ async function complete(
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
     headers[STREAM_ID_HEADER] = streamId;
-    const numbered = liveStream(codec.eventIds === false ? undefined : streamId, first, messages, slot);
+    const { end } = answered;
+    // As the slot is: the answer is no longer in flight once its signal aborts, whether or not the stream was closed.
+    upstreamSignal.addEventListener('abort', end, { once: true });
+    const ends = {
+      release() {
+        slot.release();
+        end();
+      },
+    };
+    const numbered = liveStream(codec.eventIds === false ? undefined : streamId, first, messages, ends);
     if (!generation) return { status: 200, headers, stream: numbered };
     headers[RESUMABLE_HEADER] = '1';
     void keep(context, streamId, numbered).finally(() => generation.finish());
     return { status: 200, headers, stream: withStreamError(codec, context.store.read(streamId, 0, signal)) };
   } catch (error) {
     slot.release();
+    answered?.end();
     generation?.finish();
     if (stored) void context.store.end(streamId).catch(() => undefined);
     throw error;
   }
+}
+
+/** An upstream's answer under way: its events (the first already read) and how they are written for the client. */
+interface Opened {
+  events: AsyncIterable<BridgeEvent>;
+  options: WriteOptions;
+  /** The reply's headers so far: what this upstream could not be sent. */
+  headers: Record<string, string>;
+  sessionId: string | undefined;
+}
+
+/**
+ * The first upstream of the route that gives a first event, asked in the route's order (upstreams/pool.ts). What is
+ * dropped (or refused) is worked out for each upstream asked, so that `x-ai4ts-dropped` names what the one that
+ * answered was not sent.
+ */
+function firstAnswer(
+  context: GatewayContext,
+  codec: ProtocolCodec,
+  pool: UpstreamPool,
+  request: GatewayRequest,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+  span: RequestSpan | undefined,
+): Promise<Answered<Opened>> {
+  return pool.answer(async ({ name, target }, tried) => {
+    entry.upstream = name;
+    entry.attempts = tried;
+    const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
+    const options: WriteOptions = { model: request.model, toolCalls: target.toolCalls, includeUsage: request.includeUsage, sessionId };
+    const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
+    if (dropped.length && target.onUnsupported === 'refuse')
+      throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
+    const headers: Record<string, string> = dropped.length ? { [DROPPED_HEADER]: dropped.join(', ') } : {};
+    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    return { events, options, headers, sessionId };
+  }, signal);
 }
 
 /**
@@ -412,7 +468,7 @@ function liveStream(
   streamId: string | undefined,
   first: IteratorResult<SseMessage>,
   rest: AsyncIterator<SseMessage>,
-  slot: StreamSlot,
+  slot: Pick<StreamSlot, 'release'>,
 ): AsyncIterableIterator<SseMessage> {
   let pending: IteratorResult<SseMessage> | undefined = first;
   let seq = 0;
@@ -508,7 +564,8 @@ function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIter
  * The upstream's events for one request, within the upstream timeouts; with telemetry, the call's span (a child of
  * the request's) records them. An answer that fails before its first event (a first-event timeout, a close, an
  * in-stream overload) is asked for again by the target's retry policy, as the SDK's stream handles do: nothing
- * reached the client yet. Once an event arrived, a failure is the client's to see.
+ * reached the client yet (a daemon, which has none, is not). The first event is read here for every upstream, so that
+ * a failure before it can move to the route's next upstream. Once an event arrived, a failure is the client's to see.
  */
 async function readUpstream(
   context: GatewayContext,
@@ -532,14 +589,13 @@ async function readUpstream(
   for (;;) {
     const attempt = target.retry && budget(target.retry);
     const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
-    if (!target.retry) return span ? traced(span, opened, () => result) : opened;
     const events = opened[Symbol.asyncIterator]();
     let first: IteratorResult<BridgeEvent>;
     try {
       first = await events.next();
     } catch (error) {
       const failure = toAi4tsError(error, { signal });
-      const delay = target.retry.retryDelay(failure, retries);
+      const delay = target.retry?.retryDelay(failure, retries);
       if (delay === undefined) {
         span?.fail(failure);
         throw failure;
