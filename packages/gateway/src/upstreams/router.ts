@@ -23,7 +23,8 @@ export class Router {
   }
 }
 
-function globPattern(glob: string): RegExp {
+/** A model pattern as a RegExp: `*` matches any run of characters, the rest literally. */
+export function globPattern(glob: string): RegExp {
   const source = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
   return new RegExp(`^${source}$`);
 }
