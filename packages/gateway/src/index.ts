@@ -29,6 +29,18 @@ export {
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
 export { HttpError } from './http/errors.js';
+export type { KeysOptions } from './keys/gate.js';
+export {
+  issueKey,
+  type KeySettings,
+  KeySettingsSchema,
+  type KeyUpdate,
+  KeyUpdateSchema,
+  type BudgetPeriod,
+  type VirtualKey,
+} from './keys/key.js';
+export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
+export { type KeyCounters, MemoryKeyCounters } from './keys/limits.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

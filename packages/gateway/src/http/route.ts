@@ -29,7 +29,11 @@ import { type RequestSpan, traced } from '../telemetry.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
-import type { ApiKey } from './auth.js';
+import type { KeyCall } from '../keys/gate.js';
+import type { VirtualKey } from '../keys/key.js';
+import { costUsd } from '../keys/spend.js';
+import { ADMIN_ROOT, admin } from './admin.js';
+import { type ApiKey, tokenOf } from './auth.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -132,12 +136,14 @@ async function answer(
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
+  if (path === ADMIN_ROOT || path.startsWith(`${ADMIN_ROOT}/`)) return admin(context, request, path);
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
   const expected = codec ? 'POST' : 'GET';
   if (request.method !== expected) throw notAllowed(expected, path);
-  context.auth.check(request.header('authorization'), apiKeyOf(request));
+  const key = await identify(context, request);
+  if (key) entry.keyName = key.name;
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
@@ -148,11 +154,26 @@ async function answer(
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
-  const parsed = codec.parse(parseJson(await request.text()), matched?.route);
+  const text = await request.text();
+  const parsed = codec.parse(parseJson(text), matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+  const owner = resumable ? await ownerOf(request) : undefined;
+  const call = key && (await context.keys?.admit(key, parsed, text.length));
+  return complete(context, codec, parsed, owner, signal, entry, span, call);
+}
+
+/**
+ * The virtual key the request presents, checked (a 401 for one unknown, revoked or expired); else the static token
+ * is checked and there is no key.
+ */
+async function identify(context: GatewayContext, request: Incoming): Promise<VirtualKey | undefined> {
+  const authorization = request.header('authorization');
+  const apiKey = apiKeyOf(request);
+  const key = await context.keys?.identify(tokenOf(authorization, apiKey));
+  if (!key) context.auth.check(authorization, apiKey);
+  return key;
 }
 
 /**
@@ -246,6 +267,7 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  call: KeyCall | undefined,
 ): Promise<Reply> {
   const target = context.router.pick(request.model);
   if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
@@ -260,14 +282,16 @@ async function complete(
   const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
   if (dropped.length && target.onUnsupported === 'refuse')
     throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...call?.headers };
   if (dropped.length) headers[DROPPED_HEADER] = dropped.join(', ');
   let daemonSession: string | undefined;
   const tap: Observer = {
     see(event) {
+      call?.see(event);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
+        entry.cost = costUsd(context.prices, request.model, event.usage);
       } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
     },
     // A stream that fails after its first message is still a 200: the log and the span say it failed.
@@ -276,19 +300,33 @@ async function complete(
     },
   };
 
+  // A virtual key's call is settled once, when its answer ends however it ends: its cost goes on the entry.
+  const settle = () => {
+    if (call) entry.cost = call.end();
+  };
   if (!request.stream) {
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
-    const body = await codec.aggregate(observe(events, tap), options);
-    const session = daemonSession ?? sessionId;
-    if (session !== undefined) headers['x-session-id'] = session;
-    return { status: 200, headers, body };
+    try {
+      const events = await readUpstream(context, target, request, sessionId, signal, span);
+      const body = await codec.aggregate(observe(events, tap), options);
+      const session = daemonSession ?? sessionId;
+      if (session !== undefined) headers['x-session-id'] = session;
+      return { status: 200, headers, body };
+    } finally {
+      settle();
+    }
   }
 
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
   const generation = owner === undefined ? undefined : context.generations.start();
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
-  const slot = context.streams.take(upstreamSignal);
+  const taken = context.streams.take(upstreamSignal);
+  const slot = {
+    release() {
+      taken.release();
+      settle();
+    },
+  };
   const streamId = crypto.randomUUID();
   let stored = false;
   try {
@@ -298,7 +336,7 @@ async function complete(
     const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log and the span read the stream's usage and failure, so without them no layer watches each event.
-    const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
+    const messages = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
     const first = await messages.next();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
@@ -413,7 +451,7 @@ function liveStream(
   streamId: string | undefined,
   first: IteratorResult<SseMessage>,
   rest: AsyncIterator<SseMessage>,
-  slot: StreamSlot,
+  slot: Pick<StreamSlot, 'release'>,
 ): AsyncIterableIterator<SseMessage> {
   let pending: IteratorResult<SseMessage> | undefined = first;
   let seq = 0;

@@ -180,11 +180,14 @@ export class KeyCall {
   }
 
   /**
-   * Settles the call once: its usage, or, without one, the input estimate and the output seen. Returns the cost in
+   * Settles the call once: its usage, or, without one, the input estimate and the output seen (nothing when there was
+   * no output). Returns the cost in
    * USD it was charged. A counter that fails is not the client's failure: the answer stands.
    */
   end(): number {
-    const usage = this.#usage ?? usageOf(this.#input, Math.ceil(this.#outputChars / 4));
+    // A call that failed before any output cost nothing; one cut short after output cost its input and that output.
+    const usage =
+      this.#usage ?? (this.#outputChars === 0 ? usageOf(0, 0) : usageOf(this.#input, Math.ceil(this.#outputChars / 4)));
     const nano = this.#price(usage);
     if (!this.#ended) {
       this.#ended = true;

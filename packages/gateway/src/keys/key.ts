@@ -17,23 +17,66 @@ export type BudgetPeriod = 'day' | 'week' | 'month';
 
 const Budget = z.strictObject({ usd: z.number().positive(), period: z.enum(['day', 'week', 'month']) });
 
-/** What a key may do, as an operator sets it (`keys create`, `POST /admin/keys`). */
-export const KeySettingsSchema = z.strictObject({
+/** The settings of a key, each one optional: an update. */
+const settings = {
   name: z.string().min(1).max(128),
   /** Model patterns (`gpt-*`); every model when empty. */
-  models: z.array(z.string().min(1)).default([]),
-  budget: Budget.optional(),
+  models: z.array(z.string().min(1)),
+  budget: Budget,
   /** Requests per minute. */
-  rpm: z.number().int().positive().optional(),
+  rpm: z.number().int().positive(),
   /** Input plus output tokens per minute. */
-  tpm: z.number().int().positive().optional(),
+  tpm: z.number().int().positive(),
   /** Streams of this key served at once. */
-  maxStreams: z.number().int().positive().optional(),
+  maxStreams: z.number().int().positive(),
   /** ISO time after which the key is refused. */
-  expiresAt: z.iso.datetime().optional(),
+  expiresAt: z.iso.datetime(),
   /** Who the key is for (`team`, `user`, ...): shown in lists, never used to decide. */
-  metadata: z.record(z.string(), z.string()).default({}),
+  metadata: z.record(z.string(), z.string()),
+};
+
+/** What a key may do, as an operator sets it (`keys create`, `POST /admin/keys`). */
+export const KeySettingsSchema = z.strictObject({
+  ...settings,
+  models: settings.models.default([]),
+  budget: settings.budget.optional(),
+  rpm: settings.rpm.optional(),
+  tpm: settings.tpm.optional(),
+  maxStreams: settings.maxStreams.optional(),
+  expiresAt: settings.expiresAt.optional(),
+  metadata: settings.metadata.default({}),
 });
+
+/** A change of a key's settings (`keys update`, `PATCH /admin/keys/{id}`): `null` removes a limit. */
+export const KeyUpdateSchema = z.strictObject({
+  name: settings.name.optional(),
+  models: settings.models.optional(),
+  metadata: settings.metadata.optional(),
+  budget: settings.budget.nullable().optional(),
+  rpm: settings.rpm.nullable().optional(),
+  tpm: settings.tpm.nullable().optional(),
+  maxStreams: settings.maxStreams.nullable().optional(),
+  expiresAt: settings.expiresAt.nullable().optional(),
+});
+
+export type KeyUpdate = z.infer<typeof KeyUpdateSchema>;
+
+/** The key with `update` applied; `null` removes a setting. */
+export function updated(key: VirtualKey, update: KeyUpdate): VirtualKey {
+  const { budget, rpm, tpm, maxStreams, expiresAt, ...always } = update;
+  const next: VirtualKey = { ...key, ...always };
+  const removable = { rpm, tpm, maxStreams };
+  if (budget === null) delete next.budget;
+  else if (budget !== undefined) next.budget = budget;
+  for (const field of ['rpm', 'tpm', 'maxStreams'] as const) {
+    const value = removable[field];
+    if (value === null) delete next[field];
+    else if (value !== undefined) next[field] = value;
+  }
+  if (expiresAt === null) delete next.expiresAt;
+  else if (expiresAt !== undefined) next.expiresAt = expiresAt;
+  return next;
+}
 
 /** A key as it is stored: its settings, its hash and the non-secret parts that name it. */
 export const VirtualKeySchema = KeySettingsSchema.extend({

@@ -26,6 +26,12 @@ export function costNano(prices: Prices, model: string, usage: Usage): number {
   return price ? Math.ceil(costOf(usage, price).total * NANO) : 0;
 }
 
+/** The cost of `usage` for `model` in USD; undefined for a model the table has no price for. */
+export function costUsd(prices: Prices, model: string, usage: Usage): number | undefined {
+  const price = priceOf(prices, model);
+  return price && costOf(usage, price).total;
+}
+
 /** Usage as core's shape, from token counts. */
 export function usageOf(input: number, output: number): Usage {
   return { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
