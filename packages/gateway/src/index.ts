@@ -40,7 +40,16 @@ export {
   type VirtualKey,
 } from './keys/key.js';
 export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
-export { type KeyCounters, MemoryKeyCounters } from './keys/limits.js';
+export {
+  type Admission,
+  type Ask,
+  type Counts,
+  type KeyCounters,
+  MemoryKeyCounters,
+  type Refusal,
+  type Ticket,
+  type Used,
+} from './keys/limits.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

@@ -32,6 +32,7 @@ const OPTIONS = {
   expires: { type: 'string' },
   team: { type: 'string' },
   user: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -107,6 +108,10 @@ export async function keysCommand(
   } catch (error) {
     err(`ai4ts-gateway keys: ${error instanceof Error ? error.message : String(error)}\n${KEYS_USAGE}\n`);
     return 2;
+  }
+  if (parsed.values.help) {
+    out(`${KEYS_USAGE}\n`);
+    return 0;
   }
   const [command, id, ...extra] = parsed.positionals;
   let opened: { store: KeyStore; counters?: KeyCounters } | undefined;
