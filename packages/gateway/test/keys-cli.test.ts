@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileKeyStore } from '@ai4ts/gateway';
+import { startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysCommand } from '../src/keys/cli.js';
 import { hashKey } from '../src/keys/key.js';
@@ -117,6 +118,61 @@ describe('ai4ts-gateway keys', () => {
     expect(key).toMatch(/^ai4ts-vk-/);
     const store = new FileKeyStore(file);
     expect((await store.find(await hashKey(key)))?.name).toBe('spawned');
+  }, 60_000);
+});
+
+describe('ai4ts-gateway --keys FILE --admin-token-env VAR', () => {
+  it('serves the keys of the file, the admin API under the token, and a bad file (on change, and on SIGHUP) keeps the keys', async () => {
+    const file = keysFile();
+    const key = (await keys('create', '--keys', file, '--name', 'ci', '--rpm', '1')).out.trim();
+    const model = await startMockModel({ script: () => ({ content: 'Hello' }) });
+    // One process (tsx as node's loader, not its own bin), so that SIGHUP reaches the gateway itself.
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'packages/gateway/src/cli.ts', '--upstream', model.baseURL, '--upstream-protocol', 'chat', '--port', '0', '--keys', file, '--admin-token-env', 'TEST_ADMIN'],
+      { cwd: ROOT, env: { ...process.env, TEST_ADMIN: 'admin-7c2e' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    try {
+      let stdout = '';
+      for await (const chunk of child.stdout) {
+        stdout += chunk;
+        if (stdout.includes('\n')) break;
+      }
+      const url = /listening on (\S+)/.exec(stdout)?.[1];
+      expect(url).toBeDefined();
+      const ask = () =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      expect((await ask()).status).toBe(200);
+      expect((await ask()).status).toBe(429);
+      const list = await fetch(`${url}/admin/keys`, { headers: { authorization: 'Bearer admin-7c2e' } });
+      expect(list.status).toBe(200);
+      expect((await fetch(`${url}/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+
+      // The change is seen by the watch; SIGHUP then rereads it again (a second complaint, with no change between).
+      const complaints = () => stderr.split('kept the keys before: the keys file: keys').length - 1;
+      writeFileSync(file, '{"keys": 3}');
+      await expect.poll(complaints).toBeGreaterThan(0);
+      const seen = complaints();
+      child.kill('SIGHUP');
+      await expect.poll(complaints).toBeGreaterThan(seen);
+      expect(((await (await fetch(`${url}/admin/keys`, { headers: { authorization: 'Bearer admin-7c2e' } })).json()) as { data: unknown[] }).data).toHaveLength(1);
+      expect(stderr).not.toContain(key);
+    } finally {
+      if (child.exitCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await model.close();
+    }
   }, 60_000);
 });
 
