@@ -9,6 +9,7 @@ import { RedisKeyCounters, RedisKeyStore } from '@ai4ts/gateway/redis';
 import { startMockModel } from '@ai4ts/testing';
 import { sleep } from '@ai4ts/test-kit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { keysCommand } from '../src/keys/cli.js';
 import { freePort, startRedis, stop } from './redis-server.js';
 
 const ADMIN = 'admin-token-a81f2c';
@@ -31,11 +32,11 @@ afterEach(async () => {
 });
 
 /** Two instances on the same Redis (a prefix of their own per test) in front of one scripted model. */
-async function twoInstances(prefix: string): Promise<[ListeningGateway, ListeningGateway]> {
+async function twoInstances(prefix?: string): Promise<[ListeningGateway, ListeningGateway]> {
   const model = await startMockModel({ script: () => ({ content: 'Hello there', usage: USAGE }) });
   open.push(model);
   const instance = async () => {
-    const options = { redis: url, keyPrefix: `${prefix}:` };
+    const options = { redis: url, ...(prefix === undefined ? {} : { keyPrefix: `${prefix}:` }) };
     const gateway = await listenGateway({
       upstream: model.baseURL,
       upstreamProtocol: 'chat',
@@ -139,5 +140,23 @@ describe('a key shared by two instances on one Redis', { timeout: 60_000 }, () =
     const revoked = await fetch(`${gateways[1].url}/admin/keys/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } });
     expect(revoked.status).toBe(200);
     for (const gateway of gateways) expect((await chat(gateway, key)).status).toBe(401);
+  });
+
+  it('the keys command on Redis: a key it creates works on both instances, and it reads the spend they counted', async () => {
+    const gateways = await twoInstances();
+    const lines: string[] = [];
+    const write = (text: string) => {
+      lines.push(text);
+    };
+    expect(await keysCommand(['create', '--keys', url, '--name', 'from-cli', '--budget', '5', '--period', 'week'], {}, write, () => undefined)).toBe(0);
+    const key = String(lines.pop()).trim();
+    for (const gateway of gateways) expect((await chat(gateway, key)).status).toBe(200);
+    const id = ((await (await fetch(`${gateways[0].url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+      data: Array<{ id: string; name: string }>;
+    }).data.find((record) => record.name === 'from-cli')?.id;
+    const perCall = (USAGE.prompt_tokens * 0.15 + USAGE.completion_tokens * 0.6) / 1e6;
+    await expect.poll(() => spentUsd(gateways[1], String(id))).toBeCloseTo(2 * perCall, 6);
+    expect(await keysCommand(['spend', String(id), '--keys', url], {}, write, () => undefined)).toBe(0);
+    expect(JSON.parse(String(lines.pop()))).toMatchObject({ name: 'from-cli', spentUsd: expect.closeTo(2 * perCall, 6), budgetUsd: 5, period: 'week' });
   });
 });

@@ -8,8 +8,7 @@ import { z } from 'zod';
 import type { GatewayContext } from '../context.js';
 import type { KeyGate } from '../keys/gate.js';
 import { durationMs, issueKey, KeySettingsSchema, KeyUpdateSchema, publicView, updated, type VirtualKey } from '../keys/key.js';
-import { periodOf } from '../keys/limits.js';
-import { NANO } from '../keys/spend.js';
+import { spendOf } from '../keys/limits.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 
@@ -42,11 +41,11 @@ export async function admin(context: GatewayContext, request: Incoming, path: st
   if (!key) throw notFound(`key ${id}`);
   if (match?.[2]) {
     if (request.method !== 'GET') throw methodNotAllowed('GET', path);
-    return { status: 200, headers: {}, body: await spendOf(keys, key) };
+    return { status: 200, headers: {}, body: await spendOf(keys.counters, key) };
   }
   switch (request.method) {
     case 'GET':
-      return { status: 200, headers: {}, body: { ...publicView(key), spend: await spendOf(keys, key) } };
+      return { status: 200, headers: {}, body: { ...publicView(key), spend: await spendOf(keys.counters, key) } };
     case 'PATCH': {
       const next = updated(key, await bodyOf(request, KeyUpdateSchema));
       await keys.store.put(next);
@@ -75,24 +74,6 @@ async function create(keys: KeyGate, body: z.infer<typeof KeyCreateSchema>): Pro
   const { key, record } = await issueKey(settings);
   await keys.store.put(record);
   return { status: 201, headers: { 'cache-control': 'no-store' }, body: { ...publicView(record), key } };
-}
-
-/** What a key spent in its current budget period, and when that period ends. */
-export async function spendOf(keys: KeyGate, key: VirtualKey): Promise<Record<string, unknown>> {
-  const now = Date.now();
-  const spent = (await keys.counters.spent(key, now)) / NANO;
-  const period = periodOf(key, now);
-  return {
-    id: key.id,
-    name: key.name,
-    spentUsd: spent,
-    ...(key.budget && {
-      budgetUsd: key.budget.usd,
-      period: key.budget.period,
-      periodStart: new Date(period.start).toISOString(),
-      resetsAt: new Date(period.end).toISOString(),
-    }),
-  };
 }
 
 async function bodyOf<T>(request: Incoming, schema: z.ZodType<T>): Promise<T> {

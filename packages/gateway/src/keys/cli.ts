@@ -5,8 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { durationMs, issueKey, type KeySettings, KeySettingsSchema, type KeyUpdate, KeyUpdateSchema, publicView, updated } from './key.js';
-import type { KeyCounters } from './limits.js';
-import { NANO } from './spend.js';
+import { type KeyCounters, spendOf } from './limits.js';
 import { FileKeyStore, type FileKeyStoreOptions, type KeyStore } from './store.js';
 
 export const KEYS_USAGE = `Usage: ai4ts-gateway keys create --name N [--models 'gpt-*,claude-*'] [--budget USD [--period day|week|month]]
@@ -158,8 +157,7 @@ export async function keysCommand(
         const key = await one();
         if (!counters)
           throw new Error('a file store keeps no spend: the gateway counts it in its memory; ask GET /admin/keys/{id}/spend');
-        const spent = (await counters.spent(key, Date.now())) / NANO;
-        out(`${JSON.stringify({ id: key.id, name: key.name, spentUsd: spent, budget: key.budget ?? null })}\n`);
+        out(`${JSON.stringify(await spendOf(counters, key), null, 2)}\n`);
         return 0;
       }
       default:

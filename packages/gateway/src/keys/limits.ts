@@ -144,3 +144,20 @@ export class MemoryKeyCounters implements KeyCounters {
 
   async close(): Promise<void> {}
 }
+
+/** What a key spent in its current budget period, and, with a budget, the period and when it resets. */
+export async function spendOf(counters: KeyCounters, key: VirtualKey, now = Date.now()): Promise<Record<string, unknown>> {
+  const spent = (await counters.spent(key, now)) / NANO;
+  const period = periodOf(key, now);
+  return {
+    id: key.id,
+    name: key.name,
+    spentUsd: spent,
+    ...(key.budget && {
+      budgetUsd: key.budget.usd,
+      period: key.budget.period,
+      periodStart: new Date(period.start).toISOString(),
+      resetsAt: new Date(period.end).toISOString(),
+    }),
+  };
+}
