@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { GatewayContext } from '../context.js';
 import type { KeyGate } from '../keys/gate.js';
-import { durationMs, issueKey, KeySettingsSchema, KeyUpdateSchema, publicView, updated, type VirtualKey } from '../keys/key.js';
+import { durationMs, issueKey, KeySettingsSchema, KeyUpdateSchema, publicView, updated } from '../keys/key.js';
 import { spendOf } from '../keys/limits.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
