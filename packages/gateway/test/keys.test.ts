@@ -253,6 +253,20 @@ describe('spend', () => {
     expect(entry?.tokens).toBeUndefined();
   });
 
+  it('a stream refused by the gateway’s own stream cap gives its reservation back', async () => {
+    const { gateway } = await setup({ content: 'one two three four five', usage: USAGE, chunkDelayMs: 30 }, { maxConcurrentStreams: 1 });
+    const { key, id } = await createKey(gateway, { budget: { usd: 1, period: 'month' } });
+    const first = await chat(gateway, key, { stream: true });
+    expect(first.status).toBe(200);
+    const second = await chat(gateway, key, { stream: true });
+    expect(second.status).toBe(503);
+    await first.text();
+    const perCall = (USAGE.prompt_tokens * 0.15 + USAGE.completion_tokens * 0.6) / 1e6;
+    await expect
+      .poll(async () => ((await (await admin(gateway, 'GET', `/admin/keys/${id}/spend`)).json()) as { spentUsd: number }).spentUsd)
+      .toBeCloseTo(perCall, 9);
+  });
+
   it('a call that failed before any output costs nothing and gives its reservation back', async () => {
     const { gateway } = await setup({ httpError: { status: 500 } }, { upstreamRetry: { maxRetries: 0 } });
     const { key, id } = await createKey(gateway, { budget: { usd: 1, period: 'month' } });

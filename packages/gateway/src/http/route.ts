@@ -161,7 +161,13 @@ async function answer(
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
   const owner = resumable ? await ownerOf(request) : undefined;
   const call = key && (await context.keys?.admit(key, parsed, text.length));
-  return complete(context, codec, parsed, owner, signal, entry, span, call);
+  try {
+    return await complete(context, codec, parsed, owner, signal, entry, span, call);
+  } catch (error) {
+    // Refused before any output (no route, the stream cap, the upstream's error): the reservation goes back.
+    if (call) entry.cost = call.end();
+    throw error;
+  }
 }
 
 /**
@@ -335,7 +341,8 @@ async function complete(
     stored = owner !== undefined;
     const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
-    // log and the span read the stream's usage and failure, so without them no layer watches each event.
+    // log, the span and a virtual key's call read the stream's usage and failure: without them no layer watches each
+    // event.
     const messages = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
     const first = await messages.next();
     entry.streamId = streamId;
