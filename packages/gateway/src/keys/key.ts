@@ -17,7 +17,7 @@ export type BudgetPeriod = 'day' | 'week' | 'month';
 
 const Budget = z.strictObject({ usd: z.number().positive(), period: z.enum(['day', 'week', 'month']) });
 
-/** The settings of a key, each one optional: an update. */
+/** Each setting's check, shared by creation and update. */
 const settings = {
   name: z.string().min(1).max(128),
   /** Model patterns (`gpt-*`); every model when empty. */
