@@ -38,6 +38,7 @@ export {
   KeyUpdateSchema,
   type BudgetPeriod,
   type VirtualKey,
+  VirtualKeySchema,
 } from './keys/key.js';
 export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
 export {
