@@ -19,6 +19,7 @@ import {
 } from '@ai4ts/gateway';
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import OpenAI, { RateLimitError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readChunks } from './helpers.js';
 
@@ -176,6 +177,21 @@ describe('a virtual key at the door', () => {
       type: 'error',
       error: expect.objectContaining({ type: 'rate_limit_error', message: expect.stringContaining('2 requests per minute') }),
     });
+  });
+
+  it('the official openai client reads the 429 as its RateLimitError, with the headers', async () => {
+    const { gateway } = await setup();
+    const { key } = await createKey(gateway, { rpm: 1 });
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 });
+    const ask = () => client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect((await ask()).choices[0]?.message.content).toBe('Hello there');
+    const error = await ask().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RateLimitError);
+    if (!(error instanceof RateLimitError)) throw error;
+    expect(error.code).toBe('rate_limit_exceeded');
+    expect(error.headers.get('x-ratelimit-limit-requests')).toBe('1');
+    expect(error.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect(error.message).not.toContain(key);
   });
 
   it('over its TPM: a 429 with the token headers; what it admitted used no more than the limit and one estimate', async () => {
