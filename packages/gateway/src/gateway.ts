@@ -66,6 +66,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       context.generations.abortAll(new Error('The gateway shut down before the answer was complete'));
       await within(1000, () => context.generations.size === 0);
       await context.store.close();
+      await context.keys?.store.close();
+      await context.keys?.counters.close();
     },
     health: () => context.router.health(),
   };

@@ -31,6 +31,28 @@ export {
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
 export { HttpError } from './http/errors.js';
+export type { KeysOptions } from './keys/gate.js';
+export {
+  issueKey,
+  type KeySettings,
+  KeySettingsSchema,
+  type KeyUpdate,
+  KeyUpdateSchema,
+  type BudgetPeriod,
+  type VirtualKey,
+  VirtualKeySchema,
+} from './keys/key.js';
+export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
+export {
+  type Admission,
+  type Ask,
+  type Counts,
+  type KeyCounters,
+  MemoryKeyCounters,
+  type Refusal,
+  type Ticket,
+  type Used,
+} from './keys/limits.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

@@ -27,6 +27,13 @@ export interface AccessLogEntry {
   /** A reconnection that resumed a stream. */
   resumed?: boolean;
   tokens?: { prompt: number; completion: number; total: number };
+  /** The name of the virtual key the request presented (never the key). */
+  keyName?: string;
+  /**
+   * What the call cost in USD, from the price table: its usage priced, or for a virtual key's call cut short before
+   * any usage, what it was charged (docs/operations.md, "Spend and budgets"). Absent for a model without a price.
+   */
+  cost?: number;
   /** The error code of a failed answer. */
   error?: string;
 }

@@ -31,7 +31,11 @@ import type { Answered, UpstreamPool } from '../upstreams/pool.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
-import type { ApiKey } from './auth.js';
+import type { KeyCall } from '../keys/gate.js';
+import type { VirtualKey } from '../keys/key.js';
+import { costUsd } from '../keys/spend.js';
+import { ADMIN_ROOT, admin } from './admin.js';
+import { type ApiKey, tokenOf } from './auth.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -138,12 +142,14 @@ async function answer(
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
+  if (path === ADMIN_ROOT || path.startsWith(`${ADMIN_ROOT}/`)) return admin(context, request, path);
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
   const expected = codec ? 'POST' : 'GET';
   if (request.method !== expected) throw notAllowed(expected, path);
-  context.auth.check(request.header('authorization'), apiKeyOf(request));
+  const key = await identify(context, request);
+  if (key) entry.keyName = key.name;
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
@@ -154,11 +160,32 @@ async function answer(
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
-  const parsed = codec.parse(parseJson(await request.text()), matched?.route);
+  const text = await request.text();
+  const parsed = codec.parse(parseJson(text), matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+  const owner = resumable ? await ownerOf(request) : undefined;
+  const call = key && (await context.keys?.admit(key, parsed, text.length));
+  try {
+    return await complete(context, codec, parsed, owner, signal, entry, span, call);
+  } catch (error) {
+    // Refused before any output (no route, the stream cap, the upstream's error): the reservation goes back.
+    if (call) entry.cost = call.end();
+    throw error;
+  }
+}
+
+/**
+ * The virtual key the request presents, checked (a 401 for one unknown, revoked or expired); else the static token
+ * is checked and there is no key.
+ */
+async function identify(context: GatewayContext, request: Incoming): Promise<VirtualKey | undefined> {
+  const authorization = request.header('authorization');
+  const apiKey = apiKeyOf(request);
+  const key = await context.keys?.identify(tokenOf(authorization, apiKey));
+  if (!key) context.auth.check(authorization, apiKey);
+  return key;
 }
 
 /**
@@ -260,15 +287,18 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  call: KeyCall | undefined,
 ): Promise<Reply> {
   const pool = context.router.pick(request.model);
   if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
   let daemonSession: string | undefined;
   const tap: Observer = {
     see(event) {
+      call?.see(event);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
+        entry.cost = costUsd(context.prices, request.model, event.usage);
       } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
     },
     // A stream that fails after its first message is still a 200: the log and the span say it failed.
@@ -277,9 +307,14 @@ async function complete(
     },
   };
 
+  // A virtual key's call is settled once, when its answer ends however it ends: its cost goes on the entry.
+  const settle = () => {
+    if (call) entry.cost = call.end();
+  };
   if (!request.stream) {
     const answered = await firstAnswer(context, codec, pool, request, signal, entry, span);
     const { events, options, headers, sessionId } = answered.value;
+    Object.assign(headers, call?.headers);
     try {
       const body = await codec.aggregate(observe(events, tap), options);
       const session = daemonSession ?? sessionId;
@@ -287,6 +322,7 @@ async function complete(
       return { status: 200, headers, body };
     } finally {
       answered.end();
+      settle();
     }
   }
 
@@ -294,7 +330,13 @@ async function complete(
   const generation = owner === undefined ? undefined : context.generations.start();
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
-  const slot = context.streams.take(upstreamSignal);
+  const taken = context.streams.take(upstreamSignal);
+  const slot = {
+    release() {
+      taken.release();
+      settle();
+    },
+  };
   const streamId = crypto.randomUUID();
   let stored = false;
   let answered: Answered<Opened> | undefined;
@@ -304,9 +346,11 @@ async function complete(
     stored = owner !== undefined;
     answered = await firstAnswer(context, codec, pool, request, upstreamSignal, entry, span);
     const { events, options, headers, sessionId } = answered.value;
+    Object.assign(headers, call?.headers);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
-    // log and the span read the stream's usage and failure, so without them no layer watches each event.
-    const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
+    // log, the span and a virtual key's call read the stream's usage and failure: without them no layer watches each
+    // event.
+    const messages = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
     const first = await messages.next();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;

@@ -59,7 +59,8 @@ function poolOf(route: RouteSpec, calls: UpstreamCalls): UpstreamPool {
   return new UpstreamPool(route.model, upstreams, route.strategy, route.cooldown);
 }
 
-function globPattern(glob: string): RegExp {
+/** A model pattern as a RegExp: `*` matches any run of characters, the rest literally. */
+export function globPattern(glob: string): RegExp {
   const source = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
   return new RegExp(`^${source}$`);
 }

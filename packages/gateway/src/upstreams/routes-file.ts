@@ -151,7 +151,7 @@ function specOf(upstream: FileUpstream, env: Readonly<Record<string, string | un
  * The first issue, looking into a route that matches no kind of route: the issue of the kind it came closest to (the
  * fewest issues), so that `protocol: grpc` is named rather than "invalid input".
  */
-function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | undefined {
+export function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | undefined {
   const issue = issues[0];
   if (issue?.code !== 'invalid_union' || issue.errors.length === 0) return issue;
   const closest = closestIssue(issue.errors.reduce((best, next) => (next.length < best.length ? next : best)));
@@ -159,13 +159,13 @@ function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | u
 }
 
 /** `line L, column C` (from 1) of a UTF-16 offset into `text`. */
-function lineAndColumn(text: string, offset: number): string {
+export function lineAndColumn(text: string, offset: number): string {
   const before = text.slice(0, offset).split('\n');
   return `line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
 /** Where the field at `path` is in the file, or its nearest ancestor that exists (a missing key's object). */
-function position(document: Document, text: string, path: readonly PropertyKey[]): string | undefined {
+export function position(document: Document, text: string, path: readonly PropertyKey[]): string | undefined {
   for (let depth = path.length; depth >= 0; depth--) {
     const node = document.getIn(path.slice(0, depth), true);
     if (isNode(node) && node.range) return lineAndColumn(text, node.range[0]);
