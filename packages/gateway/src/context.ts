@@ -12,6 +12,7 @@ import { HttpError } from './http/errors.js';
 import { StreamSlots } from './http/limits.js';
 import { Generations } from './state/generations.js';
 import { MemoryStreamStore } from './state/memory.js';
+import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
 import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
 import { type RouteSpec, Router } from './upstreams/router.js';
@@ -71,6 +72,11 @@ export interface GatewayOptions {
   resumable?: boolean;
   /** Where resumable streams are kept; an in-memory store by default. */
   store?: StreamStore;
+  /**
+   * Where stored Responses are kept (docs/gateway.md, "Stored responses"): by default the stream store's own (Redis's,
+   * on its connection), else this process's memory.
+   */
+  responseStore?: ResponseStore;
   /** Receives one access-log entry per request (no key is ever in one). */
   log?: (entry: AccessLogEntry) => void;
   /**
@@ -120,6 +126,7 @@ export interface GatewayContext {
   /** Whether every stream is resumable. */
   readonly resumable: boolean;
   readonly store: StreamStore;
+  readonly responses: ResponseStore;
   readonly log: ((entry: AccessLogEntry) => void) | undefined;
   /** The resumable generations in flight. */
   readonly generations: Generations;
@@ -161,6 +168,7 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     streams: new StreamSlots(options.maxConcurrentStreams),
     resumable: options.resumable === true,
     store: options.store ?? new MemoryStreamStore(),
+    responses: options.responseStore ?? options.store?.responses?.() ?? new MemoryResponseStore(),
     log: options.log,
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),

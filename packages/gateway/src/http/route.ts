@@ -35,6 +35,8 @@ import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
 import { scrubMessage } from './outgoing.js';
 import { ownerOf } from './owner.js';
+import { StoredTurn } from './resolve.js';
+import { matchResponsesApi, runInBackground, serveResponsesApi } from './responses-api.js';
 
 const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
@@ -132,6 +134,11 @@ async function answer(
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
+  const stored = matchResponsesApi(request.method, path);
+  if (stored) {
+    context.auth.check(request.header('authorization'), apiKeyOf(request));
+    return serveResponsesApi(context, request, stored, (id, after) => resume(context, request, id, `${id}:${after}`, signal, entry));
+  }
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
@@ -148,11 +155,15 @@ async function answer(
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
-  const parsed = codec.parse(parseJson(await request.text()), matched?.route);
+  const json = parseJson(await request.text());
+  // Stored Responses: references resolved before translation, the answer kept (resolve.ts).
+  const turn = codec.name === 'responses' ? await StoredTurn.of(context, await ownerOf(request), json) : undefined;
+  const parsed = codec.parse(turn?.body ?? json, matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
+  if (turn?.background) return runInBackground(turn, (owner) => complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn));
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span, turn);
 }
 
 /**
@@ -246,6 +257,7 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  turn?: StoredTurn,
 ): Promise<Reply> {
   const target = context.router.pick(request.model);
   if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
@@ -278,18 +290,19 @@ async function complete(
 
   if (!request.stream) {
     const events = await readUpstream(context, target, request, sessionId, signal, span);
-    const body = await codec.aggregate(observe(events, tap), options);
+    const aggregated = await codec.aggregate(observe(events, tap), options);
+    const body = turn ? await turn.keep(aggregated) : aggregated;
     const session = daemonSession ?? sessionId;
     if (session !== undefined) headers['x-session-id'] = session;
     return { status: 200, headers, body };
   }
 
+  const streamId = crypto.randomUUID();
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
-  const generation = owner === undefined ? undefined : context.generations.start();
+  const generation = owner === undefined ? undefined : context.generations.start(streamId);
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
   const slot = context.streams.take(upstreamSignal);
-  const streamId = crypto.randomUUID();
   let stored = false;
   try {
     // Opened before the upstream is contacted too: a store that is down or full is a quick 503.
@@ -298,7 +311,9 @@ async function complete(
     const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log and the span read the stream's usage and failure, so without them no layer watches each event.
-    const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
+    const written = codec.stream(context.log || span ? observe(events, tap) : events, options);
+    if (turn && stored) turn.streamId = streamId;
+    const messages = turn ? turn.stream(codec, written) : written;
     const first = await messages.next();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
