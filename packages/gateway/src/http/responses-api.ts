@@ -112,10 +112,12 @@ function inputItems(input: readonly StoredItem[], query: URLSearchParams) {
 
 /**
  * `background: true`: the generation is started as a resumable stream (it follows its own signal, so it goes on
- * after this request returns), and the answer is the response as it opened, `in_progress`.
+ * after this request returns, or after its client left). A streamed request reads it from the store; otherwise the
+ * answer is the response as it opened, `in_progress`.
  */
-export async function runInBackground(turn: StoredTurn, start: (owner: string) => Promise<Reply>): Promise<Reply> {
+export async function runInBackground(turn: StoredTurn, streamed: boolean, start: (owner: string) => Promise<Reply>): Promise<Reply> {
   const reply = await start(turn.owner);
+  if (streamed) return reply;
   // The client reads nothing of it now: the stream's reader is let go, the generation runs on into the store.
   await reply.stream?.[Symbol.asyncIterator]().return?.();
   const opened = turn.opened;

@@ -161,7 +161,7 @@ async function answer(
   const parsed = codec.parse(turn?.body ?? json, matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
-  if (turn?.background) return runInBackground(turn, (owner) => complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn));
+  if (turn?.background) return runInBackground(turn, parsed.stream, (owner) => complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn));
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
   return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span, turn);
 }
