@@ -5,11 +5,14 @@
  * creating credential reaching what it stored.
  */
 import { createOpenAI } from '@ai-sdk/openai';
+import { defineTool, Transport } from '@ai4ts/core';
+import { runResponsesToolLoop } from '@ai4ts/responses';
 import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { type MockModel, type MockRequestBody, type MockTurn, startMockModel } from '@ai4ts/testing';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 
 const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
 const ANSWER = 'Paris has 18C.';
@@ -134,6 +137,32 @@ describe.each(PROTOCOLS)('to a %s upstream', (protocol) => {
     if (protocol !== 'gemini') expect(sentToGateway[1]).toContain('"item_reference"');
     const sent = upstreams.get(protocol)?.model.requests.at(-1)?.body;
     expect(JSON.stringify(sent)).toContain('Paris: 18C');
+  });
+
+  it("ai4ts's own Responses loop continues by previous_response_id through the gateway", async () => {
+    const sentToGateway: string[] = [];
+    const transport = new Transport({
+      baseURL: `${gatewayOf(protocol).url}/v1`,
+      apiKey: 'sk-one',
+      maxRetries: 0,
+      fetch: (input, init) => {
+        sentToGateway.push(String(init.body));
+        return fetch(input, init);
+      },
+    });
+    const getWeather = defineTool({
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: z.object({ city: z.string() }),
+      execute: ({ city }) => `${city}: 18C`,
+    });
+    const result = await runResponsesToolLoop(transport, { model: 'mock-model', input: 'Weather in Paris?', tools: [getWeather] });
+    expect(result.text).toBe(ANSWER);
+    expect(result.steps).toHaveLength(2);
+    // The second step sent only the tool result, by id: the gateway held the rest and sent it all upstream.
+    expect(JSON.parse(sentToGateway[1] ?? '{}')).toMatchObject({ previous_response_id: expect.stringMatching(/^resp_/), input: [{ type: 'function_call_output' }] });
+    const sent = upstreams.get(protocol)?.model.requests.at(-1)?.body;
+    expect(JSON.stringify(sent)).toContain('Weather in Paris?');
   });
 
   it('another credential gets the 404 for the response and for its items', async () => {
