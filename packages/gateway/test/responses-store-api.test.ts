@@ -154,7 +154,7 @@ describe('the retrieval API', () => {
     const last = JSON.stringify(model.requests.at(-1)?.body);
     expect(last.split('"turn').length - 1).toBe(50 + 49);
     expect(last.indexOf('turn 1"')).toBeLessThan(last.indexOf('turn 49"'));
-  });
+  }, 60_000);
 
   it('a full store refuses a new response with the 507, streamed or not, and drops none', async () => {
     const { client } = await setup({ responseStore: new MemoryResponseStore({ maxResponses: 1 }) });
@@ -168,5 +168,42 @@ describe('the retrieval API', () => {
     expect((await openai.responses.retrieve(kept.id)).id).toBe(kept.id);
     // Not stored, not refused.
     expect((await openai.responses.create({ model: 'mock-model', input: 'Hello', store: false })).status).toBe('completed');
+  });
+});
+
+describe("a route with state: 'upstream'", () => {
+  it('passes previous_response_id and item_reference to a Responses upstream unchanged, and stores nothing', async () => {
+    const model = await startMockModel({ script, seed: 5 });
+    open.push(model);
+    const gateway = await listenGateway({
+      routes: [{ model: '*', upstream: model.baseURL, protocol: 'responses', state: 'upstream', upstreamToken: 'sk-upstream-key' }],
+      auth: 'sk-one',
+    });
+    open.push(gateway);
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'sk-one', maxRetries: 0 });
+    const first = await openai.responses.create({ model: 'mock-model', input: 'turn one' });
+    const second = await openai.responses.create({
+      model: 'mock-model',
+      previous_response_id: first.id,
+      input: [{ type: 'item_reference', id: first.output[0]?.id ?? '' }, { role: 'user', content: 'turn two' }],
+      stream: true,
+    });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of second) if (event.type === 'response.completed') completed = event.response;
+    // The upstream's own ids came back, and the upstream received the references as the client sent them.
+    expect(model.requests[1]?.body).toMatchObject({
+      previous_response_id: first.id,
+      input: [{ type: 'item_reference', id: first.output[0]?.id }, { role: 'user', content: 'turn two' }],
+      stream: true,
+    });
+    expect(completed?.previous_response_id).toBe(first.id);
+    // The gateway kept nothing of it.
+    await expect(openai.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('is refused at the start for an upstream that is not a Responses one', async () => {
+    await expect(
+      listenGateway({ routes: [{ model: '*', upstream: 'http://127.0.0.1:9/v1', protocol: 'chat', state: 'upstream' }] }),
+    ).rejects.toThrow("state: 'upstream' needs a Responses upstream");
   });
 });

@@ -2,6 +2,7 @@
 import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
+  isRecord,
   type ModelSpan,
   RESUMABLE_HEADER,
   redact,
@@ -35,6 +36,7 @@ import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
 import { scrubMessage } from './outgoing.js';
 import { ownerOf } from './owner.js';
+import { passThrough } from './passthrough.js';
 import { StoredTurn } from './resolve.js';
 import { matchResponsesApi, runInBackground, serveResponsesApi } from './responses-api.js';
 
@@ -156,6 +158,12 @@ async function answer(
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
   const json = parseJson(await request.text());
+  const upstreamState = codec.name === 'responses' ? statefulUpstream(context, json) : undefined;
+  if (upstreamState) {
+    entry.model = upstreamState.model;
+    entry.upstream = upstreamState.target.name;
+    return passThrough(context, upstreamState.target, upstreamState.body, signal);
+  }
   // Stored Responses: references resolved before translation, the answer kept (resolve.ts).
   const turn = codec.name === 'responses' ? await StoredTurn.of(context, await ownerOf(request), json) : undefined;
   const parsed = codec.parse(turn?.body ?? json, matched?.route);
@@ -164,6 +172,13 @@ async function answer(
   if (turn?.background) return runInBackground(turn, parsed.stream, (owner) => complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn));
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
   return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span, turn);
+}
+
+/** A Responses request whose route keeps its conversations upstream (`state: 'upstream'`): passed through. */
+function statefulUpstream(context: GatewayContext, json: unknown) {
+  if (!isRecord(json) || typeof json.model !== 'string') return undefined;
+  const target = context.router.pick(json.model);
+  return target?.state === 'upstream' ? { target, model: json.model, body: json } : undefined;
 }
 
 /**

@@ -12,14 +12,16 @@ import type { RouteSpec } from './router.js';
 const RouteBase = z.strictObject({ model: z.string().min(1), keyEnv: z.string().min(1).optional() });
 const upstreamModel = z.string().min(1).optional();
 const onUnsupported = z.enum(['drop', 'refuse']).optional();
+const state = z.enum(['gateway', 'upstream']).optional();
 
 const Route = z.union([
   RouteBase.extend({
     provider: z.string().refine((name) => Object.hasOwn(PROVIDERS, name), 'an unknown provider preset'),
     upstreamModel,
     onUnsupported,
+    state,
   }),
-  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages', 'gemini']), upstreamModel, onUnsupported }),
+  RouteBase.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages', 'gemini']), upstreamModel, onUnsupported, state }),
   RouteBase.extend({ upstream: z.url(), dialect: z.enum(['typed', 'named']) }),
 ]);
 
@@ -86,6 +88,7 @@ export function readRoutes(
         upstreamToken,
         upstreamModel: route.upstreamModel,
         ...(route.onUnsupported && { onUnsupported: route.onUnsupported }),
+        ...(route.state && { state: route.state }),
       };
     }
     if ('dialect' in route) return { model: route.model, upstream: route.upstream, dialect: route.dialect, upstreamToken };
@@ -96,6 +99,7 @@ export function readRoutes(
       upstreamToken,
       upstreamModel: route.upstreamModel,
       ...(route.onUnsupported && { onUnsupported: route.onUnsupported }),
+      ...(route.state && { state: route.state }),
     };
   });
 }
