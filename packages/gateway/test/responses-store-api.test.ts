@@ -81,11 +81,22 @@ describe('the retrieval API', () => {
     });
   });
 
+  it("an item id another credential reuses does not shadow the owner's item", async () => {
+    const { client, model } = await setup();
+    const mine = await client().responses.create({ model: 'mock-model', input: 'Hello' });
+    const itemId = mine.output[0]?.id ?? '';
+    await client('sk-two').responses.create({ model: 'mock-model', input: [{ role: 'user', content: 'shadow', id: itemId, type: 'message' }] });
+    await client().responses.create({ model: 'mock-model', input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'Again' }] });
+    const sent = JSON.stringify(model.requests.at(-1)?.body);
+    expect(sent).toContain('turn 0');
+    expect(sent).not.toContain('shadow');
+  });
+
   it('store: false keeps nothing and says so', async () => {
     const { client } = await setup();
     const openai = client();
     const response = await openai.responses.create({ model: 'mock-model', input: 'Hello', store: false });
-    expect(response.store).toBe(false);
+    expect(response).toMatchObject({ store: false });
     await expect(openai.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
   });
 

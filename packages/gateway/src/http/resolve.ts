@@ -108,7 +108,7 @@ export class StoredTurn {
   /** Writes a (non-streamed) response object, then gives it back as the client receives it: `store: true`. */
   async keep(response: unknown): Promise<unknown> {
     if (!this.stored || !isRecord(response)) return response;
-    const kept = { ...response, ...this.#fields() };
+    const kept: Record<string, unknown> = { ...response, ...this.#fields() };
     if (typeof kept.id === 'string') {
       this.id = kept.id;
       await this.#put(kept);
@@ -132,7 +132,7 @@ export class StoredTurn {
         yield message;
         continue;
       }
-      const response = { ...payload.response, ...this.#fields() };
+      const response: Record<string, unknown> = { ...payload.response, ...this.#fields() };
       if (typeof response.id === 'string') this.id = response.id;
       if (message.event === 'response.created') this.opened = response;
       // Written when it opens (GET sees it running) and before its end reaches the client.
@@ -163,7 +163,7 @@ export class StoredTurn {
 /** The item an `item_reference` names, from any response of `owner`. */
 async function referencedItem(context: GatewayContext, owner: string, id: unknown): Promise<StoredItem> {
   if (typeof id !== 'string' || id === '') throw itemNotFound(String(id));
-  const holder = await context.responses.itemHolder(id);
+  const holder = await context.responses.itemHolder(owner, id);
   if (!holder || holder.owner !== owner) throw itemNotFound(id);
   const item = [...holder.input, ...outputOf(holder)].find((candidate) => candidate.id === id);
   if (!item) throw itemNotFound(id);

@@ -200,6 +200,7 @@ function routeOf(path: string, codec: ProtocolCodec | undefined): string | undef
   if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
   if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  if (matchResponsesApi('GET', path)) return path.replace(/^\/v1\/responses\/[^/]+/, '/v1/responses/{id}');
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The response store in Redis, on the stream store's connection (so that its fail-fast rules and 503s hold here too):
- * each response a JSON string `<prefix>resp:<id>`, each of its items a key `<prefix>item:<item id>` naming it, all
+ * each response a JSON string `<prefix>resp:<id>`, each of its items a key `<prefix>item:<owner>:<item id>` naming it, all
  * expiring `ttlMs` after the response's last write. Redis's `maxmemory` bounds them: a Redis that refuses a write is
  * the 503 `store_unavailable`, never a silent drop.
  */
@@ -37,11 +37,16 @@ export class RedisResponseStore implements ResponseStore {
     return `${this.#prefix}resp:${id}`;
   }
 
+  /** Per owner (a hash), so that one credential's item ids never shadow another's. */
+  #itemKey(owner: string, id: string): string {
+    return `${this.#prefix}item:${owner}:${id}`;
+  }
+
   async put(record: StoredResponse): Promise<void> {
     const ttl = String(this.#ttlMs);
     await this.#run(async (redis) => {
       const multi = redis.multi().set(this.#key(record.id), JSON.stringify(record), 'PX', ttl);
-      for (const item of itemIds(record)) multi.set(`${this.#prefix}item:${item}`, record.id, 'PX', ttl);
+      for (const item of itemIds(record)) multi.set(this.#itemKey(record.owner, item), record.id, 'PX', ttl);
       const results = await multi.exec();
       const failed = results?.find(([error]) => error);
       if (failed?.[0]) throw failed[0];
@@ -52,8 +57,8 @@ export class RedisResponseStore implements ResponseStore {
     return recordOf(await this.#run((redis) => redis.get(this.#key(id))));
   }
 
-  async itemHolder(id: string): Promise<StoredResponse | undefined> {
-    const holder = await this.#run((redis) => redis.get(`${this.#prefix}item:${id}`));
+  async itemHolder(owner: string, id: string): Promise<StoredResponse | undefined> {
+    const holder = await this.#run((redis) => redis.get(this.#itemKey(owner, id)));
     return holder === null ? undefined : this.get(holder);
   }
 

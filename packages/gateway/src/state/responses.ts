@@ -41,8 +41,11 @@ export interface ResponseStore {
   put(record: StoredResponse): Promise<void>;
   /** The response; undefined when unknown, expired or deleted. */
   get(id: string): Promise<StoredResponse | undefined>;
-  /** The newest stored response holding item `id` in its input or output; undefined when none. */
-  itemHolder(id: string): Promise<StoredResponse | undefined>;
+  /**
+   * The newest stored response of `owner` holding item `id` in its input or output; undefined when none. Indexed per
+   * owner: a client naming its own items like another's items changes nothing for the other.
+   */
+  itemHolder(owner: string, id: string): Promise<StoredResponse | undefined>;
   /** Deletes a response; false when it was not there. */
   delete(id: string): Promise<boolean>;
 }
@@ -108,7 +111,7 @@ interface Kept {
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly #responses = new Map<string, Kept>();
-  /** Item id to the id of the newest response holding it. */
+  /** `<owner>:<item id>` to the id of the newest response of that owner holding the item. */
   readonly #items = new Map<string, string>();
   readonly #ttlMs: number;
   readonly #maxBytes: number;
@@ -144,7 +147,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.#responses.delete(record.id);
     this.#responses.set(record.id, { record, bytes, expires: Date.now() + this.#ttlMs });
     this.#bytes += added;
-    for (const id of itemIds(record)) this.#items.set(id, record.id);
+    for (const id of itemIds(record)) this.#items.set(`${record.owner}:${id}`, record.id);
   }
 
   async get(id: string): Promise<StoredResponse | undefined> {
@@ -156,8 +159,8 @@ export class MemoryResponseStore implements ResponseStore {
     return kept?.record;
   }
 
-  async itemHolder(id: string): Promise<StoredResponse | undefined> {
-    const holder = this.#items.get(id);
+  async itemHolder(owner: string, id: string): Promise<StoredResponse | undefined> {
+    const holder = this.#items.get(`${owner}:${id}`);
     return holder === undefined ? undefined : this.get(holder);
   }
 
@@ -183,6 +186,9 @@ export class MemoryResponseStore implements ResponseStore {
   #remove(id: string, kept: Kept): void {
     this.#responses.delete(id);
     this.#bytes -= kept.bytes;
-    for (const item of itemIds(kept.record)) if (this.#items.get(item) === id) this.#items.delete(item);
+    for (const item of itemIds(kept.record)) {
+      const key = `${kept.record.owner}:${item}`;
+      if (this.#items.get(key) === id) this.#items.delete(key);
+    }
   }
 }
