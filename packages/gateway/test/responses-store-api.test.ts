@@ -85,7 +85,13 @@ describe('the retrieval API', () => {
     const { client, model } = await setup();
     const mine = await client().responses.create({ model: 'mock-model', input: 'Hello' });
     const itemId = mine.output[0]?.id ?? '';
-    await client('sk-two').responses.create({ model: 'mock-model', input: [{ role: 'user', content: 'shadow', id: itemId, type: 'message' }] });
+    // A user message with an id of its own (openai-node's types have none on input messages: sent as JSON).
+    const shadow = await fetch(`${client().baseURL}/responses`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-two', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-model', input: [{ type: 'message', role: 'user', content: 'shadow', id: itemId }] }),
+    });
+    expect(shadow.status).toBe(200);
     await client().responses.create({ model: 'mock-model', input: [{ type: 'item_reference', id: itemId }, { role: 'user', content: 'Again' }] });
     const sent = JSON.stringify(model.requests.at(-1)?.body);
     expect(sent).toContain('turn 0');
@@ -140,6 +146,20 @@ describe('the retrieval API', () => {
     expect(WHOLE.startsWith(text) && text.length < WHOLE.length).toBe(true);
     // Cancelling again answers the response as it is.
     expect((await openai.responses.cancel(started.id)).status).toBe('cancelled');
+  });
+
+  it('a streamed response whose client left is stored as failed, never left in_progress', async () => {
+    const { client } = await setup();
+    const openai = client();
+    const stream = await openai.responses.create({ model: 'mock-model', input: 'slow please', stream: true });
+    let id = '';
+    for await (const event of stream) {
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_text.delta') break;
+    }
+    const ended = await settled(openai, id);
+    expect(ended.status).toBe('failed');
+    expect(ended.error).toMatchObject({ code: 'stream_stopped' });
   });
 
   it('a response that is not a background one cannot be cancelled', async () => {

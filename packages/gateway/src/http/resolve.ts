@@ -10,6 +10,7 @@ import { badRequest } from '../codecs/bad-request.js';
 import { newId, type ProtocolCodec } from '../codecs/neutral.js';
 import type { GatewayContext } from '../context.js';
 import { itemNotFound, responseNotFound, type StoredItem, type StoredResponse } from '../state/responses.js';
+import { storeFailed } from '../state/store.js';
 import { HttpError } from './errors.js';
 
 /** The events that carry the whole response object, and the terminal ones among them. */
@@ -118,33 +119,42 @@ export class StoredTurn {
 
   /**
    * The streamed answer with each response object saying `store: true`, the response written when it opens and
-   * again before its terminal event goes on: a write that fails ends the stream with the protocol's error instead.
+   * again before its terminal event goes on: a write that fails ends the stream with the protocol's error instead. A
+   * stream that stops before its end (its client left) is written as `failed`, never left `in_progress`.
    */
   async *stream(codec: ProtocolCodec, messages: AsyncIterable<SseMessage>): AsyncGenerator<SseMessage> {
     if (!this.stored) return yield* messages;
-    for await (const message of messages) {
-      if (message.event === undefined || !WITH_RESPONSE.has(message.event)) {
-        yield message;
-        continue;
-      }
-      const payload: unknown = JSON.parse(message.data);
-      if (!isRecord(payload) || !isRecord(payload.response)) {
-        yield message;
-        continue;
-      }
-      const response: Record<string, unknown> = { ...payload.response, ...this.#fields() };
-      if (typeof response.id === 'string') this.id = response.id;
-      if (message.event === 'response.created') this.opened = response;
-      // Written when it opens (GET sees it running) and before its end reaches the client.
-      if (message.event === 'response.created' || TERMINAL.has(message.event))
-        try {
-          await this.#put(response);
-        } catch (error) {
-          if (message.event === 'response.created') throw error;
-          yield codec.streamError(error instanceof HttpError ? error.error : { message: 'The response store failed', type: 'server_error', param: null, code: 'store_unavailable' });
-          return;
+    let ended = false;
+    try {
+      for await (const message of messages) {
+        const payload: unknown = message.event !== undefined && WITH_RESPONSE.has(message.event) ? JSON.parse(message.data) : undefined;
+        if (message.event === undefined || !isRecord(payload) || !isRecord(payload.response)) {
+          yield message;
+          continue;
         }
-      yield { ...message, data: JSON.stringify({ ...payload, response }) };
+        const response: Record<string, unknown> = { ...payload.response, ...this.#fields() };
+        if (typeof response.id === 'string') this.id = response.id;
+        const opens = message.event === 'response.created';
+        ended = TERMINAL.has(message.event);
+        // Written when it opens (GET sees it running) and before its end reaches the client.
+        if (opens || ended)
+          try {
+            await this.#put(response);
+          } catch (error) {
+            ended = true;
+            if (opens) throw error;
+            const failure = error instanceof HttpError ? error.error : storeFailed('failed').error;
+            yield codec.streamError(failure);
+            return;
+          }
+        if (opens) this.opened = response;
+        yield { ...message, data: JSON.stringify({ ...payload, response }) };
+      }
+    } finally {
+      if (!ended && this.opened) {
+        const error = { code: 'stream_stopped', message: 'The answer stopped before it completed' };
+        await this.#put({ ...this.opened, status: 'failed', error }).catch(() => undefined);
+      }
     }
   }
 
