@@ -107,12 +107,13 @@ export function responsesLoopTurns(): LoopTurns<ResponsesLoopRequest, ResponseOb
 }
 
 /**
- * Whether a server refused a step's `previous_response_id`: a 404 (it does not have the response), or a 400 naming
- * the field (it keeps no responses at all).
+ * Whether a server refused a step's `previous_response_id`: a 404 (it does not have the response) or a 400 (it keeps
+ * no responses at all) that names it, by its `param` or in its message.
  */
 function refusedStoredId(error: unknown): boolean {
   if (!(error instanceof ApiError)) return false;
-  return error.status === 404 || (error.status === 400 && (error.param === 'previous_response_id' || error.message.includes('previous_response_id')));
+  const named = error.param === 'previous_response_id' || /previous.response/i.test(error.message);
+  return (error.status === 400 || error.status === 404) && named;
 }
 
 /** The refusal parts of a response's messages, joined; undefined when the model did not refuse. */

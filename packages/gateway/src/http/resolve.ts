@@ -14,8 +14,8 @@ import { storeFailed } from '../state/store.js';
 import { HttpError } from './errors.js';
 
 /** The events that carry the whole response object, and the terminal ones among them. */
-const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', 'response.completed', 'response.incomplete', 'response.failed']);
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+const WITH_RESPONSE = new Set(['response.created', 'response.in_progress', ...TERMINAL]);
 
 /** The id prefix OpenAI gives an input item of each type. */
 function idPrefix(type: unknown): string {
@@ -86,7 +86,7 @@ export class StoredTurn {
     if (!Array.isArray(items)) return undefined;
     const referenced = items.some((item) => isRecord(item) && item.type === 'item_reference');
     if (json.background === true && json.store === false)
-      throw new HttpError(400, { message: 'background needs store: true', type: 'invalid_request_error', param: 'background', code: null });
+      throw badRequest('background needs store: true', 'background');
     if (json.store === false && typeof previous !== 'string' && !referenced) return undefined;
     const input: StoredItem[] = [];
     if (typeof previous === 'string') {
@@ -127,7 +127,8 @@ export class StoredTurn {
     let ended = false;
     try {
       for await (const message of messages) {
-        const payload: unknown = message.event !== undefined && WITH_RESPONSE.has(message.event) ? JSON.parse(message.data) : undefined;
+        const carries = message.event !== undefined && WITH_RESPONSE.has(message.event);
+        const payload: unknown = carries ? JSON.parse(message.data) : undefined;
         if (message.event === undefined || !isRecord(payload) || !isRecord(payload.response)) {
           yield message;
           continue;

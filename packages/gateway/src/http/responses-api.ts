@@ -50,7 +50,11 @@ export async function serveResponsesApi(
       if (record.streamId === undefined)
         throw new HttpError(
           400,
-          invalid(`The events of response ${call.id} were not kept: only background and resumable responses stream again`, 'stream', 'stream_not_kept'),
+          invalid(
+            `The events of response ${call.id} were not kept: only background and resumable responses stream again`,
+            'stream',
+            'stream_not_kept',
+          ),
         );
       // Message n of the stream is the event with sequence_number n - 1.
       return replay(record.streamId, sequenceParam(request.query.get('starting_after')) + 1);
@@ -99,7 +103,8 @@ function inputItems(input: readonly StoredItem[], query: URLSearchParams) {
   const ordered = order === 'asc' ? [...input] : [...input].reverse();
   const after = query.get('after');
   const start = after === null ? 0 : ordered.findIndex((item) => item.id === after) + 1;
-  if (after !== null && start === 0) throw new HttpError(404, invalid(`Item with id '${after}' not found.`, 'after', 'item_not_found'));
+  if (after !== null && start === 0)
+    throw new HttpError(404, invalid(`Item with id '${after}' not found.`, 'after', 'item_not_found'));
   const data = ordered.slice(start, start + limit);
   return {
     object: 'list',
@@ -121,6 +126,7 @@ export async function runInBackground(turn: StoredTurn, streamed: boolean, start
   // The client reads nothing of it now: the stream's reader is let go, the generation runs on into the store.
   await reply.stream?.[Symbol.asyncIterator]().return?.();
   const opened = turn.opened;
-  if (!opened) throw new HttpError(500, { message: 'The background response did not open', type: 'server_error', param: null, code: null });
+  if (!opened)
+    throw new HttpError(500, { message: 'The background response did not open', type: 'server_error', param: null, code: null });
   return { status: 200, headers: reply.headers, body: opened };
 }

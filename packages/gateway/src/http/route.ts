@@ -139,7 +139,8 @@ async function answer(
   const stored = matchResponsesApi(request.method, path);
   if (stored) {
     context.auth.check(request.header('authorization'), apiKeyOf(request));
-    return serveResponsesApi(context, request, stored, (id, after) => resume(context, request, id, `${id}:${after}`, signal, entry));
+    const replay = (id: string, after: number) => resume(context, request, id, `${id}:${after}`, signal, entry);
+    return serveResponsesApi(context, request, stored, replay);
   }
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
@@ -169,7 +170,10 @@ async function answer(
   const parsed = codec.parse(turn?.body ?? json, matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
-  if (turn?.background) return runInBackground(turn, parsed.stream, (owner) => complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn));
+  if (turn?.background)
+    return runInBackground(turn, parsed.stream, (owner) =>
+      complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, turn),
+    );
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
   return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span, turn);
 }
