@@ -12,6 +12,7 @@ import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
 import { FileKeyStore } from './keys/store.js';
 import { MemoryStreamStore } from './state/memory.js';
+import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
 import { httpFetch } from './upstreams/http-fetch.js';
 import { readRoutes, routesFormatOf } from './upstreams/routes-file.js';
@@ -79,11 +80,18 @@ Options:
                          the oldest finished streams go first; past it a new resumable stream is a 503
   --stream-store-max-streams N
                          the memory store's bound on streams kept, live and finished (default 1000)
+  --response-ttl MS      keep a stored Responses answer this long after its last write (default 3600000)
+  --response-store-max-bytes N
+                         the memory store's bound on stored responses' JSON (default 67108864, 64 MiB): past
+                         it a new response is a 507 response_store_full
+  --response-store-max-responses N
+                         the memory store's bound on stored responses (default 10000)
   --access-log           one JSON line per request on stderr (never a key)
   --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
                          OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
   --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
-  --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
+  --redis URL            keep resumable streams and stored responses in Redis (redis://...), shared by
+                         every instance
   --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
   --host H               the address to bind (default 127.0.0.1: this machine only)
@@ -154,6 +162,9 @@ function parse() {
         'stream-max-events': { type: 'string' },
         'stream-store-max-bytes': { type: 'string' },
         'stream-store-max-streams': { type: 'string' },
+        'response-ttl': { type: 'string' },
+        'response-store-max-bytes': { type: 'string' },
+        'response-store-max-responses': { type: 'string' },
         redis: { type: 'string' },
         'shutdown-timeout': { type: 'string' },
         port: { type: 'string', default: '8080' },
@@ -266,6 +277,12 @@ const storeMaxBytes = count('stream-store-max-bytes', 1);
 const storeMaxStreams = count('stream-store-max-streams', 1);
 if (values.redis !== undefined && (storeMaxBytes !== undefined || storeMaxStreams !== undefined))
   fail('--stream-store-max-bytes and --stream-store-max-streams bound the memory store; Redis has its maxmemory');
+const responseTtl = count('response-ttl', 1);
+const responseMaxBytes = count('response-store-max-bytes', 1);
+const responseMaxResponses = count('response-store-max-responses', 1);
+if (values.redis !== undefined && (responseMaxBytes !== undefined || responseMaxResponses !== undefined))
+  fail('--response-store-max-bytes and --response-store-max-responses bound the memory store; Redis has its maxmemory');
+const responseOptions = responseTtl === undefined ? {} : { ttlMs: responseTtl };
 const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
 if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
 const storeOptions = {
@@ -304,18 +321,29 @@ function routes(path: string | undefined) {
   }
 }
 
-/** The store of resumable streams: Redis (its module, and ioredis, loaded only then) or this process's memory. */
-async function streamStore(): Promise<StreamStore> {
+/**
+ * The stores of resumable streams and of stored responses: Redis (its module, and ioredis, loaded only then; the
+ * responses on the streams' connection) or this process's memory.
+ */
+async function stores(): Promise<{ store: StreamStore; responseStore: ResponseStore }> {
   if (values.redis === undefined)
-    return new MemoryStreamStore({
-      ...storeOptions,
-      ...(storeMaxBytes === undefined ? {} : { maxBytes: storeMaxBytes }),
-      ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
-    });
+    return {
+      store: new MemoryStreamStore({
+        ...storeOptions,
+        ...(storeMaxBytes === undefined ? {} : { maxBytes: storeMaxBytes }),
+        ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
+      }),
+      responseStore: new MemoryResponseStore({
+        ...responseOptions,
+        ...(responseMaxBytes === undefined ? {} : { maxBytes: responseMaxBytes }),
+        ...(responseMaxResponses === undefined ? {} : { maxResponses: responseMaxResponses }),
+      }),
+    };
   const redis = await import('./state/redis.js').catch(() =>
     stop('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
   );
-  return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
+  const store = new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
+  return { store, responseStore: store.responses(responseOptions) };
 }
 
 /** The virtual keys of `--keys`, and the admin token of `--admin-token-env`; the file store reread on SIGHUP. */
@@ -345,7 +373,7 @@ const gateway = await listenGateway({
   ...(onUnsupported === 'drop' || onUnsupported === 'refuse' ? { onUnsupported } : {}),
   ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
   resumable: values.resumable === true,
-  store: await streamStore(),
+  ...(await stores()),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
   port,

@@ -14,6 +14,7 @@ import { MemoryKeyCounters } from './keys/limits.js';
 import { StreamSlots } from './http/limits.js';
 import { Generations } from './state/generations.js';
 import { MemoryStreamStore } from './state/memory.js';
+import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
 import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
 import { type RouteSpec, Router } from './upstreams/router.js';
@@ -73,6 +74,11 @@ export interface GatewayOptions {
   resumable?: boolean;
   /** Where resumable streams are kept; an in-memory store by default. */
   store?: StreamStore;
+  /**
+   * Where stored Responses are kept (docs/gateway.md, "Stored responses"): by default the stream store's own (Redis's,
+   * on its connection), else this process's memory.
+   */
+  responseStore?: ResponseStore;
   /** Receives one access-log entry per request (no key is ever in one). */
   log?: (entry: AccessLogEntry) => void;
   /**
@@ -131,6 +137,7 @@ export interface GatewayContext {
   /** Whether every stream is resumable. */
   readonly resumable: boolean;
   readonly store: StreamStore;
+  readonly responses: ResponseStore;
   readonly log: ((entry: AccessLogEntry) => void) | undefined;
   /** The resumable generations in flight. */
   readonly generations: Generations;
@@ -186,6 +193,7 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
     streams: new StreamSlots(options.maxConcurrentStreams),
     resumable: options.resumable === true,
     store: options.store ?? new MemoryStreamStore(),
+    responses: options.responseStore ?? options.store?.responses?.() ?? new MemoryResponseStore(),
     log: options.log,
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),

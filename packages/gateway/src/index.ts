@@ -30,6 +30,17 @@ export {
   type StreamStoreOptions,
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
+export {
+  DEFAULT_MAX_RESPONSES,
+  DEFAULT_RESPONSE_MAX_BYTES,
+  DEFAULT_RESPONSE_TTL_MS,
+  MemoryResponseStore,
+  type MemoryResponseStoreOptions,
+  type ResponseStore,
+  type ResponseStoreOptions,
+  type StoredItem,
+  type StoredResponse,
+} from './state/responses.js';
 export { HttpError } from './http/errors.js';
 export type { KeysOptions } from './keys/gate.js';
 export {
