@@ -11,11 +11,12 @@ import type { AccessLogEntry } from './http/access-log.js';
 import { HttpError } from './http/errors.js';
 import { StreamSlots } from './http/limits.js';
 import { Generations } from './state/generations.js';
+import { GatewayMetrics, type GatewayMetricsOptions } from './metrics.js';
 import { MemoryStreamStore } from './state/memory.js';
 import type { StreamStore } from './state/store.js';
 import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
 import { type RouteSpec, Router } from './upstreams/router.js';
-import type { OnUnsupported } from './upstreams/targets.js';
+import type { OnUnsupported, UpstreamCalls } from './upstreams/targets.js';
 import { type ResolvedUpstreamTimeouts, resolveUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
 
 /** Options of {@link createGateway}: the gateway in front of daemons and providers. */
@@ -79,6 +80,11 @@ export interface GatewayOptions {
    * `@opentelemetry/api` package, which is loaded only then.
    */
   telemetry?: GatewayTelemetryOptions;
+  /**
+   * Prometheus metrics on `GET /metrics` (docs/operations.md, "Metrics"): `true`, or where to serve them, into which
+   * prom-client registry and behind which token. Off when omitted; `prom-client` is loaded only then.
+   */
+  metrics?: true | GatewayMetricsOptions;
 }
 
 /** How a provider upstream is retried before its headers: core's `maxRetries` and `backoff`. */
@@ -102,13 +108,18 @@ function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
 
 /** Everything a request needs, resolved once from the options. */
 export interface GatewayContext {
-  /** The upstream of each model. */
+  /** The upstream of each model; replaced as a whole by {@link GatewayContext.setRoutes}. */
   readonly router: Router;
   readonly auth: BearerAuth;
   /** Every token the gateway knows, read each time (access tokens change): never in an error, a log or a response. */
   readonly secrets: readonly string[];
   /** The models `/v1/models` lists. */
   readonly models: readonly string[];
+  /**
+   * Replaces the routes (the options' upstream stays the last one). Requests already routed keep their upstream; a
+   * route that cannot be built throws, and the routes in use stay.
+   */
+  setRoutes(routes: readonly RouteSpec[]): void;
   /** Whether preflight `OPTIONS` is answered. */
   readonly cors: boolean;
   /** Headers added to every reply (the CORS ones, when configured). */
@@ -120,7 +131,10 @@ export interface GatewayContext {
   /** Whether every stream is resumable. */
   readonly resumable: boolean;
   readonly store: StreamStore;
+  /** Receives each finished request: the access log and the metrics. */
   readonly log: ((entry: AccessLogEntry) => void) | undefined;
+  /** The Prometheus metrics; undefined when off. */
+  readonly metrics: GatewayMetrics | undefined;
   /** The resumable generations in flight. */
   readonly generations: Generations;
   /** Telemetry, once `@opentelemetry/api` is loaded; undefined when off. */
@@ -132,9 +146,8 @@ export interface GatewayContext {
 /** Resolves the options into the context every request shares. */
 export function resolveContext(options: GatewayOptions): GatewayContext {
   const fallback = defaultRoute(options);
-  const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
-  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
-  const router = new Router(routes, { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry });
+  const calls: UpstreamCalls = { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry };
+  let table = routingTable(options, fallback ? [...(options.routes ?? []), fallback] : (options.routes ?? []), calls);
   const auth = new BearerAuth(options.auth);
   const headers: Record<string, string> = options.cors
     ? {
@@ -143,29 +156,60 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
         ...(options.cors === '*' ? {} : { vary: 'Origin' }),
       }
     : {};
+  const streams = new StreamSlots(options.maxConcurrentStreams);
+  const store = options.store ?? new MemoryStreamStore();
+  const metrics =
+    options.metrics &&
+    new GatewayMetrics(options.metrics === true ? {} : options.metrics, {
+      streams: () => streams.open,
+      storeReady: () => store.ready(),
+      models: () => table.models,
+    });
+  const { log } = options;
   return {
-    router,
+    get router() {
+      return table.router;
+    },
+    get models() {
+      return table.models;
+    },
+    setRoutes(routes) {
+      table = routingTable(options, fallback ? [...routes, fallback] : routes, calls);
+    },
     auth,
     // Read when used: an upstream's access token changes while the gateway runs.
     get secrets() {
-      return [...auth.secrets, ...router.secrets];
+      return [...auth.secrets, ...table.router.secrets, ...(metrics?.secrets ?? [])];
     },
-    // Only what a POST would route: `daemon` is not listed when no route serves it.
-    models: [
-      ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
-    ].filter((model) => router.pick(model) !== undefined),
     cors: Boolean(options.cors),
     headers,
     heartbeatMs: options.heartbeatMs,
     timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
-    streams: new StreamSlots(options.maxConcurrentStreams),
+    streams,
     resumable: options.resumable === true,
-    store: options.store ?? new MemoryStreamStore(),
-    log: options.log,
+    store,
+    log: metrics
+      ? (entry) => {
+          log?.(entry);
+          metrics.observe(entry);
+        }
+      : log,
+    metrics,
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),
     draining: false,
   };
+}
+
+/** The routes built into their router, and the models `/v1/models` lists from them. */
+function routingTable(options: GatewayOptions, routes: readonly RouteSpec[], calls: UpstreamCalls): { router: Router; models: readonly string[] } {
+  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
+  const router = new Router(routes, calls);
+  // Only what a POST would route: `daemon` is not listed when no route serves it.
+  const models = [
+    ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
+  ].filter((model) => router.pick(model) !== undefined);
+  return { router, models };
 }
 
 /** Starts loading `@opentelemetry/api`; a failure (not installed) fails each request with a 500 that says why. */

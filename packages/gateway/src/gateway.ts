@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type GatewayOptions, resolveContext } from './context.js';
 import { serveFetch, serveNode } from './http/adapters.js';
+import type { RouteSpec } from './upstreams/router.js';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
@@ -40,6 +41,12 @@ export interface Gateway {
    * streams end with an in-stream error), and releases the store.
    */
   finish(ms: number): Promise<void>;
+  /**
+   * Replaces the routes while the gateway runs (a routing file read again, docs/operations.md): new requests take
+   * the new routes, requests already routed (streams in flight) keep their upstream. Throws a RangeError when a
+   * route cannot be built (a preset without its key); the routes in use then stay.
+   */
+  setRoutes(routes: readonly RouteSpec[]): void;
 }
 
 /**
@@ -61,5 +68,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       await within(1000, () => context.generations.size === 0);
       await context.store.close();
     },
+    setRoutes: (routes) => context.setRoutes(routes),
   };
 }

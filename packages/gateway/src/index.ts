@@ -20,6 +20,7 @@ export type { OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
 export type { RouteSpec } from './upstreams/router.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';
+export type { GatewayMetricsOptions } from './metrics.js';
 export {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,

@@ -95,11 +95,13 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
     durationMs: 0,
   };
   const started = performance.now();
+  const template = path === context.metrics?.path ? path : routeOf(path, codec);
+  if (template !== undefined) entry.route = template;
   let span: RequestSpan | undefined;
   let reply: Reply;
   try {
-    span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, codec));
-    reply = await answer(context, request, path, matched, signal, entry, span);
+    span = context.telemetry && (await context.telemetry).startRequest(request, template);
+    reply = await answer(context, request, path, matched, signal, entry, span, started);
   } catch (error) {
     reply = errorReply(context, error, codec);
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
@@ -125,9 +127,11 @@ async function answer(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
 ): Promise<Reply> {
   const codec = matched?.codec;
   if (request.method === 'OPTIONS' && context.cors) return preflight();
+  if (path === context.metrics?.path) return context.metrics.scrape(request);
   if (path === '/healthz' || path === '/readyz') {
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
@@ -152,7 +156,7 @@ async function answer(
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span, started);
 }
 
 /**
@@ -246,6 +250,7 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
 ): Promise<Reply> {
   const target = context.router.pick(request.model);
   if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
@@ -265,6 +270,7 @@ async function complete(
   let daemonSession: string | undefined;
   const tap: Observer = {
     see(event) {
+      entry.firstEventMs ??= Math.round(performance.now() - started);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
@@ -277,7 +283,7 @@ async function complete(
   };
 
   if (!request.stream) {
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    const events = await readUpstream(context, target, request, sessionId, signal, span, entry);
     const body = await codec.aggregate(observe(events, tap), options);
     const session = daemonSession ?? sessionId;
     if (session !== undefined) headers['x-session-id'] = session;
@@ -295,7 +301,7 @@ async function complete(
     // Opened before the upstream is contacted too: a store that is down or full is a quick 503.
     if (owner !== undefined) await context.store.create(streamId, { protocol: codec.name, owner });
     stored = owner !== undefined;
-    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
+    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span, entry);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log and the span read the stream's usage and failure, so without them no layer watches each event.
     const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
@@ -518,18 +524,18 @@ async function readUpstream(
   sessionId: string | undefined,
   signal: AbortSignal,
   parent: RequestSpan | undefined,
+  entry: AccessLogEntry,
 ): Promise<AsyncIterable<BridgeEvent>> {
   const span = parent && target.startSpan(request, parent);
   let result: ResultSummary | undefined;
   const summary = span && ((read: ResultSummary) => (result = read));
   // One budget for the retries before the headers (the Transport's) and before the first event (these).
   let retries = 0;
-  const budget = (policy: RetryPolicy): RetryBudget => ({
-    maxRetries: policy.maxRetries - retries,
-    onRetry: () => {
-      retries++;
-    },
-  });
+  const retried = () => {
+    retries++;
+    entry.retries = retries;
+  };
+  const budget = (policy: RetryPolicy): RetryBudget => ({ maxRetries: policy.maxRetries - retries, onRetry: retried });
   for (;;) {
     const attempt = target.retry && budget(target.retry);
     const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
@@ -545,7 +551,7 @@ async function readUpstream(
         span?.fail(failure);
         throw failure;
       }
-      retries++;
+      retried();
       span?.retry(retries, failure.name, delay, 'stream');
       await sleep(delay, signal);
       continue;
