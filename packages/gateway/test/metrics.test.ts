@@ -169,7 +169,8 @@ describe('/metrics after real traffic', () => {
     expect(total(after.families, 'ai4ts_gateway_active_streams')).toBe(0);
     expect(total(after.families, 'ai4ts_gateway_requests_total', { route: ROUTE, model: 'daemon', status: '200' })).toBe(1);
 
-    for (const headers of [{}, { authorization: `Bearer ${GATEWAY_KEY}` }] satisfies Record<string, string>[]) {
+    const withoutToken: Record<string, string>[] = [{}, { authorization: `Bearer ${GATEWAY_KEY}` }];
+    for (const headers of withoutToken) {
       const refused = await fetch(`${proxy.url}/metrics`, { headers });
       expect(refused.status).toBe(401);
       expect(await refused.text()).not.toContain(METRICS_TOKEN);
