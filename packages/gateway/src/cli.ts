@@ -10,6 +10,7 @@ import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { loadOtel } from '@ai4ts/core/internal';
 import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
+import { Reloaders, routesReloader } from './reload.js';
 import { MemoryStreamStore } from './state/memory.js';
 import type { StreamStore } from './state/store.js';
 import { httpFetch } from './upstreams/http-fetch.js';
@@ -24,7 +25,8 @@ const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --u
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
                    [--stream-store-max-bytes N] [--stream-store-max-streams N]
-                   [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
+                   [--access-log] [--telemetry [--telemetry-content]] [--metrics [--metrics-token-file F]]
+                   [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
@@ -53,7 +55,8 @@ const HELP = `${USAGE}
 A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
 (GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
 the four protocols,
-translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
+translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it. SIGHUP, or a change
+of the file, reads --routes again: a bad file is refused (its line named on stderr) and the routes in use stay.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
@@ -79,6 +82,9 @@ Options:
   --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
                          OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
   --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
+  --metrics              Prometheus metrics on GET /metrics (docs/operations.md), open to whoever reaches
+                         the listener unless --metrics-token-file or AI4TS_METRICS_TOKEN sets a token
+  --metrics-token-file F a file holding the bearer token scrapers of /metrics must send
   --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
   --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
@@ -105,6 +111,7 @@ Options:
 Environment variables:
   AI4TS_PROXY_TOKEN      the bearer token clients must send
   AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
+  AI4TS_METRICS_TOKEN    with --metrics, the bearer token scrapers must send
   A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
   With --provider and no upstream token, the preset's own key variable:
 ${presetKeys()}
@@ -140,6 +147,8 @@ function parse() {
         'access-log': { type: 'boolean' },
         telemetry: { type: 'boolean' },
         'telemetry-content': { type: 'boolean' },
+        metrics: { type: 'boolean' },
+        'metrics-token-file': { type: 'string' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
         'stream-store-max-bytes': { type: 'string' },
@@ -215,18 +224,21 @@ function token(
     );
     return given.trim() || fail(`--${flag} is empty`);
   }
-  if (path !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      // Only the error's code: nothing read from the file is ever printed.
-      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
-      fail(`--${file}: cannot read ${path} (${code})`);
-    }
-    return text.trim() || fail(`--${file}: ${path} holds no token`);
-  }
+  if (path !== undefined) return tokenFile(file, path);
   return process.env[variable]?.trim() || undefined;
+}
+
+/** The token a file holds, trimmed; a file that cannot be read or holds none stops the start. */
+function tokenFile(flag: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // Only the error's code: nothing read from the file is ever printed.
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+    fail(`--${flag}: cannot read ${path} (${code})`);
+  }
+  return text.trim() || fail(`--${flag}: ${path} holds no token`);
 }
 
 /** A count of milliseconds (or of streams) from a flag; undefined when the flag is absent. */
@@ -265,6 +277,9 @@ const serverTimeouts = {
 };
 
 if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
+if (values['metrics-token-file'] !== undefined && !values.metrics) fail('--metrics-token-file needs --metrics');
+const metricsTokenFile = values['metrics-token-file'];
+const metricsToken = metricsTokenFile === undefined ? process.env.AI4TS_METRICS_TOKEN?.trim() || undefined : tokenFile('metrics-token-file', metricsTokenFile);
 // Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
 if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => stop(error.message));
 
@@ -316,6 +331,7 @@ const gateway = await listenGateway({
   store: await streamStore(),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
+  ...(values.metrics ? { metrics: metricsToken === undefined ? true : { token: metricsToken } } : {}),
   port,
   host: values.host,
   auth,
@@ -326,7 +342,23 @@ const gateway = await listenGateway({
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
 }).catch((error: Error) => stop(error.message));
 
+/** The files read again on SIGHUP and when they change; each outcome one line on stderr. */
+const reloaders = new Reloaders((outcome) =>
+  process.stderr.write(
+    outcome.applied
+      ? `ai4ts-gateway: reloaded ${outcome.name}\n`
+      : `ai4ts-gateway: ${outcome.name} not reloaded, the one in use is kept: ${outcome.reason}\n`,
+  ),
+);
+if (values.routes !== undefined) reloaders.add(routesReloader(values.routes, process.env, gateway.setRoutes));
+reloaders.watch();
+// Only with something to reload: otherwise SIGHUP keeps its default, ending the process (a closed terminal).
+if (reloaders.size > 0) process.on('SIGHUP', () => void reloaders.reloadAll());
+
 process.stdout.write(`listening on ${gateway.url}\n`);
 // SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));
+  process.once(signal, () => {
+    reloaders.close();
+    void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0));
+  });
