@@ -147,6 +147,8 @@ export interface GatewayContext {
 export function resolveContext(options: GatewayOptions): GatewayContext {
   const fallback = defaultRoute(options);
   const calls: UpstreamCalls = { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry };
+  /** The keys of routes replaced by {@link GatewayContext.setRoutes}. */
+  const retired = new Set<string>();
   let table = routingTable(options, fallback ? [...(options.routes ?? []), fallback] : (options.routes ?? []), calls);
   const auth = new BearerAuth(options.auth);
   const headers: Record<string, string> = options.cors
@@ -174,12 +176,15 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
       return table.models;
     },
     setRoutes(routes) {
-      table = routingTable(options, fallback ? [...routes, fallback] : routes, calls);
+      const next = routingTable(options, fallback ? [...routes, fallback] : routes, calls);
+      // A request routed before the swap may still fail with its upstream's key in hand: that key stays a secret.
+      for (const secret of table.router.secrets) retired.add(secret);
+      table = next;
     },
     auth,
     // Read when used: an upstream's access token changes while the gateway runs.
     get secrets() {
-      return [...auth.secrets, ...table.router.secrets, ...(metrics?.secrets ?? [])];
+      return [...auth.secrets, ...table.router.secrets, ...retired, ...(metrics?.secrets ?? [])];
     },
     cors: Boolean(options.cors),
     headers,
