@@ -141,10 +141,16 @@ export interface GatewayContext {
   readonly telemetry: Promise<GatewayTelemetry> | undefined;
   /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
   draining: boolean;
+  /**
+   * Whether a provider's error status reaches the client as it is. A server's clients get a 502 for any failure
+   * that is not theirs (the gateway's key, the provider's outage); in-process translation's caller is the key's
+   * owner, whose client reads the provider's own status (a 401, a 404 model) as it would without translation.
+   */
+  readonly relayUpstreamStatus: boolean;
 }
 
-/** Resolves the options into the context every request shares. */
-export function resolveContext(options: GatewayOptions): GatewayContext {
+/** Resolves the options into the context every request shares; `relayUpstreamStatus` for in-process translation. */
+export function resolveContext(options: GatewayOptions, relayUpstreamStatus = false): GatewayContext {
   const fallback = defaultRoute(options);
   const calls: UpstreamCalls = { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry };
   /** The keys of routes replaced by {@link GatewayContext.setRoutes}. */
@@ -203,6 +209,7 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),
     draining: false,
+    relayUpstreamStatus,
   };
 }
 

@@ -56,6 +56,12 @@ export interface ProviderPreset {
    */
   protocol?: ProtocolName;
   /**
+   * Every protocol the API serves at its baseURL, when that is more than `protocol` (OpenAI's Chat Completions and
+   * Responses). With the front door's `translate`, the clients of these protocols are sent as they are and the
+   * others translated.
+   */
+  serves?: readonly ProtocolName[];
+  /**
    * Where the bearer token comes from when the API wants an expiring access token instead of a key (Vertex AI's
    * Google credentials): the Transport's `accessToken` option wins over it. See {@link AccessTokenSource}.
    */
@@ -110,7 +116,7 @@ const dashscope = openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/
  * endpoints for the Chinese vendors; pass `baseURL` for an international region).
  */
 export const PROVIDERS = {
-  openai: openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']),
+  openai: { ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']), serves: ['chat', 'responses'] },
   /** The user gives the resource URL: `https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`. */
   azure: {
     name: 'azure',

@@ -2,6 +2,7 @@
 import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
+  DROPPED_HEADER,
   type ModelSpan,
   RESUMABLE_HEADER,
   redact,
@@ -74,8 +75,6 @@ function matchCodec(path: string, query: URLSearchParams): Matched | undefined {
  */
 const REFUSED_REQUEST = new Set([400, 413, 422]);
 
-/** Names what the request held that the gateway could not carry. */
-export const DROPPED_HEADER = 'x-ai4ts-dropped';
 
 /**
  * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
@@ -637,6 +636,12 @@ function errorOf(context: GatewayContext, error: unknown): { status: number; hea
         code: 'rate_limit_exceeded',
       },
     };
+  }
+  if (context.relayUpstreamStatus && error instanceof ApiError && error.status !== undefined) {
+    const retryAfter = error.headers?.get('retry-after');
+    const body = openAIErrorObject(error);
+    body.message = redact(error.message, context.secrets);
+    return { status: error.status, headers: retryAfter ? { 'retry-after': retryAfter } : {}, body };
   }
   if (error instanceof ApiError && error.status !== undefined && REFUSED_REQUEST.has(error.status)) {
     const { code } = openAIErrorObject(error);
