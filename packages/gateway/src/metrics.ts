@@ -5,7 +5,7 @@
  * model names from the configured routes (any other is `other`), upstream names from the configuration, the key's
  * name (never the key).
  */
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as Prom from 'prom-client';
 import type { AccessLogEntry } from './http/access-log.js';
 import { BearerAuth } from './http/auth.js';
 import { HttpError, invalid } from './http/errors.js';
@@ -19,7 +19,7 @@ export interface GatewayMetricsOptions {
    * The prom-client `Registry` the gateway's metrics join (your own metrics may share it); a new one by default. One
    * gateway per registry: the metric names are fixed.
    */
-  registry?: Registry;
+  registry?: Prom.Registry;
   /** A bearer token scrapers must send. Without it the path is open to whoever reaches the listener. */
   token?: string;
 }
@@ -33,6 +33,8 @@ export interface MetricsSources {
   /** The model names the routes configure (no pattern): the only ones used as labels. */
   models(): readonly string[];
 }
+
+const PROM_CLIENT = 'prom-client';
 
 /** Bucket boundaries (seconds) of a whole answer: LLM streams run for minutes. */
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -50,17 +52,17 @@ type TokenLabel = 'type' | 'route' | 'upstream' | 'model' | 'key';
 
 /** The instruments, once prom-client is loaded. */
 interface Instruments {
-  registry: Registry;
-  requests: Counter<RequestLabel>;
-  duration: Histogram<TimingLabel | 'stream'>;
-  firstEvent: Histogram<TimingLabel>;
-  tokens: Counter<TokenLabel>;
-  cost: Counter<'upstream' | 'model' | 'key'>;
-  retries: Counter<'upstream'>;
-  fallbacks: Counter<'route' | 'upstream'>;
-  rejections: Counter<'route' | 'key'>;
-  streams: Gauge;
-  storeReady: Gauge;
+  registry: Prom.Registry;
+  requests: Prom.Counter<RequestLabel>;
+  duration: Prom.Histogram<TimingLabel | 'stream'>;
+  firstEvent: Prom.Histogram<TimingLabel>;
+  tokens: Prom.Counter<TokenLabel>;
+  cost: Prom.Counter<'upstream' | 'model' | 'key'>;
+  retries: Prom.Counter<'upstream'>;
+  fallbacks: Prom.Counter<'route' | 'upstream'>;
+  rejections: Prom.Counter<'route' | 'key'>;
+  streams: Prom.Gauge;
+  storeReady: Prom.Gauge;
 }
 
 /** The metrics of one gateway: the observer of its access-log entries, and the `/metrics` endpoint. */
@@ -106,63 +108,64 @@ export class GatewayMetrics {
   }
 }
 
-async function load(given: Registry | undefined, sources: MetricsSources): Promise<Instruments> {
-  const prom = await import('prom-client');
-  const registry = given ?? new prom.Registry();
+async function load(given: Prom.Registry | undefined, sources: MetricsSources): Promise<Instruments> {
+  // By a name in a variable: a bundle of the gateway's edge-safe entries (in-process translation) leaves it out.
+  const client: typeof Prom = await import(/* webpackIgnore: true */ /* @vite-ignore */ PROM_CLIENT);
+  const registry = given ?? new client.Registry();
   const registers = [registry];
   return {
     registry,
-    requests: new prom.Counter({
+    requests: new client.Counter({
       name: 'ai4ts_gateway_requests_total',
       help: 'Requests answered, by route template, inbound protocol, upstream, model, HTTP status, result (error: a status of 400 or more, or a stream that failed after its 200) and key name',
       labelNames: ['route', 'protocol', 'upstream', 'model', 'status', 'result', 'key'],
       registers,
     }),
-    duration: new prom.Histogram({
+    duration: new client.Histogram({
       name: 'ai4ts_gateway_request_duration_seconds',
       help: 'Time until the answer was complete (a stream: its last event)',
       labelNames: ['route', 'protocol', 'upstream', 'model', 'stream'],
       buckets: DURATION_BUCKETS,
       registers,
     }),
-    firstEvent: new prom.Histogram({
+    firstEvent: new client.Histogram({
       name: 'ai4ts_gateway_time_to_first_token_seconds',
       help: "Time until the upstream's first event arrived",
       labelNames: ['route', 'protocol', 'upstream', 'model'],
       buckets: FIRST_EVENT_BUCKETS,
       registers,
     }),
-    tokens: new prom.Counter({
+    tokens: new client.Counter({
       name: 'ai4ts_gateway_tokens_total',
       help: 'Tokens the upstreams reported, by type (input or output)',
       labelNames: ['type', 'route', 'upstream', 'model', 'key'],
       registers,
     }),
-    cost: new prom.Counter({
+    cost: new client.Counter({
       name: 'ai4ts_gateway_cost_usd_total',
       help: 'What the requests cost, in US dollars',
       labelNames: ['upstream', 'model', 'key'],
       registers,
     }),
-    retries: new prom.Counter({
+    retries: new client.Counter({
       name: 'ai4ts_gateway_upstream_retries_total',
       help: 'Upstream calls retried (before their headers or their first event)',
       labelNames: ['upstream'],
       registers,
     }),
-    fallbacks: new prom.Counter({
+    fallbacks: new client.Counter({
       name: 'ai4ts_gateway_fallbacks_total',
       help: 'Moves to another upstream after one failed before its first event, by the upstream that answered',
       labelNames: ['route', 'upstream'],
       registers,
     }),
-    rejections: new prom.Counter({
+    rejections: new client.Counter({
       name: 'ai4ts_gateway_rate_limit_rejections_total',
       help: "Requests the gateway refused with a 429 of its own (an upstream's 429 passed on is not one)",
       labelNames: ['route', 'key'],
       registers,
     }),
-    streams: new prom.Gauge({
+    streams: new client.Gauge({
       name: 'ai4ts_gateway_active_streams',
       help: 'Streaming answers in flight',
       registers,
@@ -170,7 +173,7 @@ async function load(given: Registry | undefined, sources: MetricsSources): Promi
         this.set(sources.streams());
       },
     }),
-    storeReady: new prom.Gauge({
+    storeReady: new client.Gauge({
       name: 'ai4ts_gateway_store_ready',
       help: 'Whether the stream store answers (1) or not (0)',
       registers,
