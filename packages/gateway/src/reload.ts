@@ -60,13 +60,21 @@ export class Reloaders {
     for (const reloader of this.#reloaders) {
       const name = basename(reloader.path);
       let timer: NodeJS.Timeout | undefined;
-      const watcher: FSWatcher = watch(dirname(reloader.path), { persistent: false }, (_event, changed) => {
-        if (changed !== null && changed !== name) return;
-        clearTimeout(timer);
-        timer = setTimeout(() => void this.#run(reloader), debounceMs);
-      });
-      // A watch that fails (its directory removed) leaves SIGHUP working: said, not thrown.
-      watcher.on('error', (error) => this.#report({ name: reloader.name, applied: false, reason: `not watched: ${error.message}` }));
+      // A watch that cannot start or fails (its directory removed, no inotify watch left) leaves SIGHUP working:
+      // said, not thrown.
+      const unwatched = (error: Error) => this.#report({ name: reloader.name, applied: false, reason: `not watched: ${error.message}` });
+      let watcher: FSWatcher;
+      try {
+        watcher = watch(dirname(reloader.path), { persistent: false }, (_event, changed) => {
+          if (changed !== null && changed !== name) return;
+          clearTimeout(timer);
+          timer = setTimeout(() => void this.#run(reloader), debounceMs);
+        });
+      } catch (error) {
+        unwatched(error instanceof Error ? error : new Error(String(error)));
+        continue;
+      }
+      watcher.on('error', unwatched);
       this.#watches.push(() => {
         watcher.close();
         clearTimeout(timer);

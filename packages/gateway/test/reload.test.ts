@@ -20,6 +20,7 @@ import { type Daemon, readChunks, startDaemon } from './helpers.js';
 import { parsePrometheusText, total } from './prometheus-text.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const METRICS_TOKEN = 'metrics-token-from-a-file-31415926';
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -198,7 +199,9 @@ describe('the CLI on SIGHUP', { timeout: 30_000 }, () => {
     const path = join(tempDir(), 'routes.yaml');
     writeFileSync(target, routesYaml({ 'a-model': a }));
     symlinkSync(target, path);
-    const { child, stderr } = run(['--routes', path, '--port', '0', '--metrics']);
+    const tokenFile = join(tempDir(), 'metrics-token');
+    writeFileSync(tokenFile, `${METRICS_TOKEN}\n`);
+    const { child, stderr } = run(['--routes', path, '--port', '0', '--metrics', '--metrics-token-file', tokenFile]);
     const url = await listening(child);
     expect(await ask(url, 'b-model')).toMatchObject({ status: 404 });
 
@@ -214,8 +217,10 @@ describe('the CLI on SIGHUP', { timeout: 30_000 }, () => {
     );
     expect(await ask(url, 'b-model')).toEqual({ status: 200, text: 'from-b ', done: true });
     expect(child.exitCode).toBe(null);
-    // --metrics: the routes' models as labels, the one added by the reload too.
-    const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+    // --metrics behind the file's token: the routes' models as labels, the one added by the reload too.
+    expect((await fetch(`${url}/metrics`)).status).toBe(401);
+    const scraped = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const metrics = parsePrometheusText(await scraped.text());
     expect(total(metrics, 'ai4ts_gateway_requests_total', { model: 'b-model', status: '200' })).toBe(2);
     expect(total(metrics, 'ai4ts_gateway_requests_total', { route: '/v1/chat/completions', status: '404' })).toBe(1);
   });
