@@ -11,9 +11,10 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ListeningGateway, listenGateway } from '@ai4ts/gateway';
+import { type ListeningGateway, listenGateway, type RouteSpec } from '@ai4ts/gateway';
 import { sseFrame } from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resolveContext } from '../src/context.js';
 import { type ReloadOutcome, Reloaders, routesReloader } from '../src/reload.js';
 import { readRoutes } from '../src/upstreams/routes-file.js';
 import { type Daemon, readChunks, startDaemon } from './helpers.js';
@@ -150,6 +151,28 @@ describe('reloading the routing file', () => {
     expect((await ask(proxy.url, 'a-model')).text).toBe('from-b ');
     release();
     expect(await inFlight).toEqual({ status: 200, text: 'from-a ', done: true });
+  });
+});
+
+describe('setRoutes', () => {
+  it('refuses a route it cannot build and keeps the routes in use; a replaced route’s key stays a secret', () => {
+    const daemon = (model: string, upstreamToken: string): RouteSpec => ({
+      model,
+      upstream: 'http://127.0.0.1:9/chat',
+      dialect: 'typed',
+      upstreamToken,
+    });
+    const context = resolveContext({ routes: [daemon('a-model', 'sk-old-upstream-key-000111')] });
+    const before = context.router.pick('a-model');
+    expect(() => context.setRoutes([{ model: 'b-model', provider: 'openai-compatible' }])).toThrow(RangeError);
+    expect(context.router.pick('a-model')).toBe(before);
+    expect(context.models).toEqual(['a-model']);
+
+    context.setRoutes([daemon('b-model', 'sk-new-upstream-key-222333')]);
+    expect(context.router.pick('a-model')).toBeUndefined();
+    expect(context.models).toEqual(['b-model']);
+    // A request routed before the swap may still fail holding the old key: it is scrubbed like the new one.
+    expect(context.secrets).toEqual(expect.arrayContaining(['sk-old-upstream-key-000111', 'sk-new-upstream-key-222333']));
   });
 });
 
