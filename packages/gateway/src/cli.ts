@@ -11,6 +11,7 @@ import { loadOtel } from '@ai4ts/core/internal';
 import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
 import { FileKeyStore } from './keys/store.js';
+import { Reloaders, routesReloader } from './reload.js';
 import { MemoryStreamStore } from './state/memory.js';
 import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
@@ -26,7 +27,8 @@ const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --u
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
                    [--stream-store-max-bytes N] [--stream-store-max-streams N]
-                   [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
+                   [--access-log] [--telemetry [--telemetry-content]] [--metrics [--metrics-token-file F]]
+                   [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--keys FILE|redis://URL [--admin-token-env VAR]]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
@@ -57,7 +59,8 @@ const HELP = `${USAGE}
 A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
 (GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
 the four protocols,
-translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
+translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it. SIGHUP, or a change
+of the file, reads --routes again: a bad file is refused (its line named on stderr) and the routes in use stay.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
@@ -90,6 +93,9 @@ Options:
   --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
                          OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
   --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
+  --metrics              Prometheus metrics on GET /metrics (docs/operations.md), open to whoever reaches
+                         the listener unless --metrics-token-file or AI4TS_METRICS_TOKEN sets a token
+  --metrics-token-file F a file holding the bearer token scrapers of /metrics must send
   --redis URL            keep resumable streams and stored responses in Redis (redis://...), shared by
                          every instance
   --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
@@ -123,6 +129,7 @@ Options:
 Environment variables:
   AI4TS_PROXY_TOKEN      the bearer token clients must send
   AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
+  AI4TS_METRICS_TOKEN    with --metrics, the bearer token scrapers must send
   A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
   With --provider and no upstream token, the preset's own key variable:
 ${presetKeys()}
@@ -158,6 +165,8 @@ function parse() {
         'access-log': { type: 'boolean' },
         telemetry: { type: 'boolean' },
         'telemetry-content': { type: 'boolean' },
+        metrics: { type: 'boolean' },
+        'metrics-token-file': { type: 'string' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
         'stream-store-max-bytes': { type: 'string' },
@@ -245,18 +254,21 @@ function token(
     );
     return given.trim() || fail(`--${flag} is empty`);
   }
-  if (path !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      // Only the error's code: nothing read from the file is ever printed.
-      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
-      fail(`--${file}: cannot read ${path} (${code})`);
-    }
-    return text.trim() || fail(`--${file}: ${path} holds no token`);
-  }
+  if (path !== undefined) return tokenFile(file, path);
   return process.env[variable]?.trim() || undefined;
+}
+
+/** The token a file holds, trimmed; a file that cannot be read or holds none stops the start. */
+function tokenFile(flag: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // Only the error's code: nothing read from the file is ever printed.
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+    fail(`--${flag}: cannot read ${path} (${code})`);
+  }
+  return text.trim() || fail(`--${flag}: ${path} holds no token`);
 }
 
 /** A count of milliseconds (or of streams) from a flag; undefined when the flag is absent. */
@@ -301,6 +313,9 @@ const serverTimeouts = {
 };
 
 if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
+if (values['metrics-token-file'] !== undefined && !values.metrics) fail('--metrics-token-file needs --metrics');
+const metricsTokenFile = values['metrics-token-file'];
+const metricsToken = metricsTokenFile === undefined ? process.env.AI4TS_METRICS_TOKEN?.trim() || undefined : tokenFile('metrics-token-file', metricsTokenFile);
 // Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
 if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => stop(error.message));
 
@@ -376,6 +391,7 @@ const gateway = await listenGateway({
   ...(await stores()),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
+  ...(values.metrics ? { metrics: metricsToken === undefined ? true : { token: metricsToken } } : {}),
   port,
   host: values.host,
   auth,
@@ -387,7 +403,23 @@ const gateway = await listenGateway({
   ...(await keys()),
 }).catch((error: Error) => stop(error.message));
 
+/** The files read again on SIGHUP and when they change; each outcome one line on stderr. */
+const reloaders = new Reloaders((outcome) =>
+  process.stderr.write(
+    outcome.applied
+      ? `ai4ts-gateway: reloaded ${outcome.name}\n`
+      : `ai4ts-gateway: ${outcome.name} not reloaded, the one in use is kept: ${outcome.reason}\n`,
+  ),
+);
+if (values.routes !== undefined) reloaders.add(routesReloader(values.routes, process.env, gateway.setRoutes));
+reloaders.watch();
+// Only with something to reload: otherwise SIGHUP keeps its default, ending the process (a closed terminal).
+if (reloaders.size > 0) process.on('SIGHUP', () => void reloaders.reloadAll());
+
 process.stdout.write(`listening on ${gateway.url}\n`);
 // SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));
+  process.once(signal, () => {
+    reloaders.close();
+    void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0));
+  });

@@ -22,6 +22,7 @@ export type { Strategy } from './upstreams/strategy.js';
 export { type CooldownOptions, DEFAULT_COOLDOWN, type UpstreamHealth, type UpstreamState } from './upstreams/health.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';
+export type { GatewayMetricsOptions } from './metrics.js';
 export {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,

@@ -107,11 +107,13 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
     durationMs: 0,
   };
   const started = performance.now();
+  const template = path === context.metrics?.path ? path : routeOf(path, codec);
+  if (template !== undefined) entry.route = template;
   let span: RequestSpan | undefined;
   let reply: Reply;
   try {
-    span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, codec));
-    reply = await answer(context, request, path, matched, signal, entry, span);
+    span = context.telemetry && (await context.telemetry).startRequest(request, template);
+    reply = await answer(context, request, path, matched, signal, entry, span, started);
   } catch (error) {
     reply = errorReply(context, error, codec);
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
@@ -139,9 +141,11 @@ async function answer(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
 ): Promise<Reply> {
   const codec = matched?.codec;
   if (request.method === 'OPTIONS' && context.cors) return preflight();
+  if (path === context.metrics?.path) return context.metrics.scrape(request);
   if (path === '/healthz' || path === '/readyz') {
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
@@ -188,11 +192,11 @@ async function answer(
   try {
     if (turn?.background)
       return await runInBackground(turn, parsed.stream, (owner) =>
-        complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, call, turn),
+        complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, started, call, turn),
       );
     const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
     const owner = resumable ? await ownerOf(request) : undefined;
-    return await complete(context, codec, parsed, owner, signal, entry, span, call, turn);
+    return await complete(context, codec, parsed, owner, signal, entry, span, started, call, turn);
   } catch (error) {
     // Refused before any output (no route, the stream cap, the upstream's error): the reservation goes back.
     if (call) entry.cost = call.end();
@@ -320,6 +324,7 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
   call: KeyCall | undefined,
   turn?: StoredTurn,
 ): Promise<Reply> {
@@ -329,6 +334,7 @@ async function complete(
   const tap: Observer = {
     see(event) {
       call?.see(event);
+      entry.firstEventMs ??= Math.round(performance.now() - started);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
@@ -447,7 +453,7 @@ function firstAnswer(
     if (dropped.length && target.onUnsupported === 'refuse')
       throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
     const headers: Record<string, string> = dropped.length ? { [DROPPED_HEADER]: dropped.join(', ') } : {};
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    const events = await readUpstream(context, target, request, sessionId, signal, span, entry);
     return { events, options, headers, sessionId };
   }, signal);
 }
@@ -655,18 +661,18 @@ async function readUpstream(
   sessionId: string | undefined,
   signal: AbortSignal,
   parent: RequestSpan | undefined,
+  entry: AccessLogEntry,
 ): Promise<AsyncIterable<BridgeEvent>> {
   const span = parent && target.startSpan(request, parent);
   let result: ResultSummary | undefined;
   const summary = span && ((read: ResultSummary) => (result = read));
   // One budget for the retries before the headers (the Transport's) and before the first event (these).
   let retries = 0;
-  const budget = (policy: RetryPolicy): RetryBudget => ({
-    maxRetries: policy.maxRetries - retries,
-    onRetry: () => {
-      retries++;
-    },
-  });
+  const retried = () => {
+    retries++;
+    entry.retries = retries;
+  };
+  const budget = (policy: RetryPolicy): RetryBudget => ({ maxRetries: policy.maxRetries - retries, onRetry: retried });
   for (;;) {
     const attempt = target.retry && budget(target.retry);
     const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
@@ -681,7 +687,7 @@ async function readUpstream(
         span?.fail(failure);
         throw failure;
       }
-      retries++;
+      retried();
       span?.retry(retries, failure.name, delay, 'stream');
       await sleep(delay, signal);
       continue;
