@@ -2,7 +2,7 @@
 import { CHAT_PROTOCOL } from '@ai4ts/chat';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
-import { toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
+import { type BridgeEvent, toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
@@ -10,7 +10,12 @@ import {
   type GatewayRequest,
   type Part,
   type ProtocolCodec,
+  type ReasoningPart,
   type ResponseFormat,
+  readSeal,
+  type Seal,
+  sealOf,
+  sealText,
   stringOf,
   type ToolChoice,
   type ToolSpec,
@@ -145,7 +150,9 @@ function readTurns(messages: readonly Record<string, unknown>[], dropped: string
       case 'assistant': {
         const turn = assistantTurn(turns);
         turn.text += textOf(message.content);
-        if (typeof message.reasoning_content === 'string' && message.reasoning_content)
+        const blocks = thinkingBlocksOf(message.thinking_blocks);
+        if (blocks.length) turn.reasoning.push(...blocks);
+        else if (typeof message.reasoning_content === 'string' && message.reasoning_content)
           turn.reasoning.push({ text: message.reasoning_content });
         for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
           if (!isRecord(call) || !isRecord(call.function)) continue;
@@ -165,6 +172,55 @@ function readTurns(messages: readonly Record<string, unknown>[], dropped: string
     }
   }
   return { system: system.length ? system.join('\n\n') : undefined, turns };
+}
+
+/**
+ * The `thinking_blocks` vendor field of an assistant message (LiteLLM's, in Anthropic's block shapes): the reasoning
+ * with its seals, which `reasoning_content` (text only) cannot carry. A signature as is is Anthropic's; another
+ * vendor's is in an envelope (see neutral.ts).
+ */
+function thinkingBlocksOf(value: unknown): ReasoningPart[] {
+  const parts: ReasoningPart[] = [];
+  for (const block of Array.isArray(value) ? value.filter(isRecord) : []) {
+    if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      const seal = typeof block.signature === 'string' ? readSeal(block.signature, 'messages') : undefined;
+      parts.push({ text: block.thinking, ...(seal && { seal }) });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+      parts.push({ text: '', seal: { origin: 'messages', value: block.data, redacted: true } });
+  }
+  return parts;
+}
+
+/** A reasoning block of the `thinking_blocks` field. */
+function thinkingBlock(text: string, seal: Seal): Record<string, unknown> {
+  if (seal.redacted && seal.origin === 'messages') return { type: 'redacted_thinking', data: seal.value };
+  return { type: 'thinking', thinking: text, signature: sealText(seal, 'messages') };
+}
+
+/**
+ * Folds an answer's sealed reasoning into `thinking_blocks` as the events go by: each seal closes the reasoning
+ * before it. Reasoning without a seal is only in `reasoning_content`.
+ */
+class ThinkingBlocks {
+  #text = '';
+  readonly blocks: Record<string, unknown>[] = [];
+
+  async *tap(events: AsyncIterable<BridgeEvent>): AsyncGenerator<BridgeEvent> {
+    for await (const event of events) {
+      if (event.type === 'reasoning') this.#text += event.delta;
+      else if (event.type === 'reasoning.signature') {
+        const seal = sealOf(event);
+        this.blocks.push(thinkingBlock(seal.redacted ? '' : this.#text, seal));
+        if (!seal.redacted) this.#text = '';
+      }
+      yield event;
+    }
+  }
+
+  /** The vendor field, when the answer had sealed reasoning. */
+  field(): { thinking_blocks: Record<string, unknown>[] } | undefined {
+    return this.blocks.length ? { thinking_blocks: this.blocks } : undefined;
+  }
 }
 
 function readTools(tools: ProxyRequest['tools'], dropped: string[]): ToolSpec[] {
@@ -326,8 +382,20 @@ export const chatCodec: ProtocolCodec = {
   },
   errorBody: (_status, error) => ({ error }),
   streamError: (error) => ({ data: JSON.stringify({ error }) }),
-  stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
-  aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
+  stream: (events, options) => {
+    const thinking = new ThinkingBlocks();
+    return toOpenAISse(thinking.tap(events), {
+      ...writerOptions(options),
+      includeUsage: options.includeUsage,
+      finishDelta: () => thinking.field(),
+    });
+  },
+  aggregate: async (events, options) => {
+    const thinking = new ThinkingBlocks();
+    const completion = await toOpenAICompletion(thinking.tap(events), writerOptions(options));
+    const [choice] = completion.choices;
+    return { ...completion, choices: [{ ...choice, message: { ...choice.message, ...thinking.field() } }] };
+  },
   body,
   upstreamHeaders: {},
   // <think> text stays content: the gateway hands on what the upstream sent.

@@ -17,6 +17,10 @@ import {
   type Part,
   type ProtocolCodec,
   type ResponseFormat,
+  readSeal,
+  type Seal,
+  sealFor,
+  sealText,
   stringOf,
   type ToolChoice,
   type Turn,
@@ -116,11 +120,11 @@ function readTurns(messages: readonly { role: string; content: unknown }[], drop
       const turn: Extract<Turn, { role: 'assistant' }> = { role: 'assistant', text: '', reasoning: [], toolCalls: [] };
       for (const block of blocksOf(message.content)) {
         if (block.type === 'text' && typeof block.text === 'string') turn.text += block.text;
-        else if (block.type === 'thinking' && typeof block.thinking === 'string')
-          turn.reasoning.push({
-            text: block.thinking,
-            ...(typeof block.signature === 'string' && block.signature !== '' && { signature: block.signature }),
-          });
+        else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+          const seal = typeof block.signature === 'string' ? readSeal(block.signature, 'messages') : undefined;
+          turn.reasoning.push({ text: block.thinking, ...(seal && { seal }) });
+        } else if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+          turn.reasoning.push({ text: '', seal: { origin: 'messages', value: block.data, redacted: true } });
         else if (block.type === 'tool_use')
           turn.toolCalls.push({ id: String(block.id ?? ''), name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) });
         else dropped.push(`messages[].content[].${String(block.type)}`);
@@ -245,9 +249,12 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
       user([{ type: 'tool_result', tool_use_id: turn.callId, content: turn.output, ...(turn.isError && { is_error: true }) }]);
     else {
       const content: Record<string, unknown>[] = [];
-      // Thinking goes back only with its signature: the API refuses it without one.
-      for (const part of turn.reasoning)
-        if (part.signature !== undefined) content.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+      // Thinking goes back only with Anthropic's signature: the API refuses it without one, or with another's.
+      for (const part of turn.reasoning) {
+        const seal = sealFor(part, 'messages');
+        if (seal?.redacted) content.push({ type: 'redacted_thinking', data: seal.value });
+        else if (seal) content.push({ type: 'thinking', thinking: part.text, signature: seal.value });
+      }
       if (turn.text) content.push({ type: 'text', text: turn.text });
       for (const call of turn.toolCalls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: inputOf(call.arguments) });
       messages.push({ role: 'assistant', content });
@@ -322,9 +329,15 @@ function usageOf(usage: Usage | undefined) {
   };
 }
 
+/** A reasoning block for a Messages client: Anthropic's redacted thinking as it came, any other seal in the signature. */
+function thinkingBlock(text: string, seal: Seal | undefined): Record<string, unknown> {
+  if (seal?.redacted && seal.origin === 'messages') return { type: 'redacted_thinking', data: seal.value };
+  return { type: 'thinking', thinking: text, signature: seal ? sealText(seal, 'messages') : '' };
+}
+
 function contentBlock(block: Block): Record<string, unknown> {
   if (block.kind === 'text') return { type: 'text', text: block.text };
-  if (block.kind === 'reasoning') return { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
+  if (block.kind === 'reasoning') return thinkingBlock(block.text, block.seal);
   return { type: 'tool_use', id: block.id, name: block.name, input: inputOf(block.text) };
 }
 
@@ -341,7 +354,10 @@ function opEvents(op: BlockOp): SseMessage[] {
         block.kind === 'text'
           ? { type: 'text', text: '' }
           : block.kind === 'reasoning'
-            ? { type: 'thinking', thinking: '', signature: '' }
+            ? // A redacted block opens whole; a thinking block's signature comes last, as a delta.
+              block.seal?.redacted
+              ? thinkingBlock('', block.seal)
+              : { type: 'thinking', thinking: '', signature: '' }
             : { type: 'tool_use', id: block.id, name: block.name, input: {} };
       return [event('content_block_start', { index, content_block: empty })];
     }
@@ -354,8 +370,8 @@ function opEvents(op: BlockOp): SseMessage[] {
             : { type: 'input_json_delta', partial_json: op.delta };
       return [event('content_block_delta', { index, delta })];
     }
-    case 'signature':
-      return [event('content_block_delta', { index, delta: { type: 'signature_delta', signature: op.signature } })];
+    case 'seal':
+      return [event('content_block_delta', { index, delta: { type: 'signature_delta', signature: sealText(op.seal, 'messages') } })];
     case 'close':
       return [event('content_block_stop', { index })];
   }
@@ -430,18 +446,24 @@ export const messagesCodec: ProtocolCodec = {
   read: (response, options) =>
     readWithListener(MESSAGES_PROTOCOL.createListener(undefined, options.quirks), MESSAGES_PROTOCOL, response, {
       ...options,
-      // The thinking signature is not a normalized event: read it off the wire.
+      // The thinking signature and redacted thinking are not normalized events: read them off the wire.
       peek: (sse) => {
-        if (sse.event !== 'content_block_delta' || !sse.data.includes('signature_delta')) return undefined;
+        const delta = sse.event === 'content_block_delta' && sse.data.includes('signature_delta');
+        const redacted = sse.event === 'content_block_start' && sse.data.includes('redacted_thinking');
+        if (!delta && !redacted) return undefined;
+        let data: unknown;
         try {
-          const data: unknown = JSON.parse(sse.data);
-          const delta = isRecord(data) && isRecord(data.delta) ? data.delta : undefined;
-          return delta?.type === 'signature_delta' && typeof delta.signature === 'string'
-            ? { type: 'reasoning.signature', signature: delta.signature }
-            : undefined;
+          data = JSON.parse(sse.data);
         } catch {
           return undefined;
         }
+        const field = isRecord(data) ? (delta ? data.delta : data.content_block) : undefined;
+        if (!isRecord(field)) return undefined;
+        if (field.type === 'signature_delta' && typeof field.signature === 'string')
+          return { type: 'reasoning.signature', signature: field.signature, origin: 'messages' };
+        if (field.type === 'redacted_thinking' && typeof field.data === 'string')
+          return { type: 'reasoning.signature', signature: field.data, origin: 'messages', redacted: true };
+        return undefined;
       },
     }),
 };

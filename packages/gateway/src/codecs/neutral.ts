@@ -5,9 +5,9 @@
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
 import type { ProtocolName, ProviderQuirks } from '@ai4ts/core';
-import type { ResultSummary } from '@ai4ts/core/internal';
+import { isRecord, type ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
-import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
+import type { BridgeEvent, OpenAIErrorObject, ReasoningSignatureEvent } from '@ai4ts/bridge';
 
 /** The wire protocols the gateway speaks, in and out: every `ProtocolName`. */
 export type GatewayProtocol = ProtocolName;
@@ -23,13 +23,80 @@ export interface ToolCallSpec {
   arguments: string;
 }
 
+/** The protocols whose vendors seal their reasoning. */
+export type SealingProtocol = 'messages' | 'responses' | 'gemini';
+
 /**
- * Reasoning the model produced before, sent back; `signature` is the vendor's (Messages' thinking signature, or the
- * `thoughtSignature` of a Gemini thought part), sent back where it came from.
+ * Reasoning's proof, valid only at the vendor that made it: Messages' thinking `signature` (or, `redacted`, the data of
+ * a `redacted_thinking` block), Responses' `encrypted_content`, Gemini's `thoughtSignature`. It goes back only to an
+ * upstream of its `origin`: another vendor would refuse it, and the reasoning then goes as nothing (see each body).
  */
+export interface Seal {
+  origin: SealingProtocol;
+  value: string;
+  /** Messages' `redacted_thinking`: the reasoning is encrypted whole, there is no text. */
+  redacted?: true;
+}
+
+/** Reasoning the model produced before, sent back with its seal when it has one. */
 export interface ReasoningPart {
   text: string;
-  signature?: string;
+  seal?: Seal;
+}
+
+/**
+ * A seal that is not the inbound protocol's own travels through that protocol's clients in an envelope: this prefix
+ * and the seal's JSON in base64url. No vendor's signature has a dot in it (they are base64 or base64url), so an
+ * envelope is never taken for one.
+ */
+const ENVELOPE = 'ai4ts.seal.';
+
+function base64url(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+function fromBase64url(text: string): string {
+  const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
+
+/**
+ * The seal as a client of `protocol` keeps it in its own field: as is when the client's protocol made it (Messages'
+ * signature to a Messages client, ...), else in an envelope. A Messages `redacted_thinking` written into Messages is
+ * its own block (see messages.ts), not this.
+ */
+export function sealText(seal: Seal, protocol: GatewayProtocol): string {
+  if (seal.origin === protocol && !seal.redacted) return seal.value;
+  return ENVELOPE + base64url(JSON.stringify(seal));
+}
+
+/**
+ * The seal a client of `protocol` sent back in its field: an envelope opened, else the protocol's own vendor's (none
+ * for Chat, whose vendors have no seal). A damaged envelope is no seal: the reasoning goes back as unsigned.
+ */
+export function readSeal(text: string, protocol: GatewayProtocol): Seal | undefined {
+  if (!text.startsWith(ENVELOPE)) return protocol === 'chat' || text === '' ? undefined : { origin: protocol, value: text };
+  try {
+    const value: unknown = JSON.parse(fromBase64url(text.slice(ENVELOPE.length)));
+    if (!isRecord(value)) return undefined;
+    const { origin, value: sealed, redacted } = value;
+    if ((origin !== 'messages' && origin !== 'responses' && origin !== 'gemini') || typeof sealed !== 'string') return undefined;
+    return { origin, value: sealed, ...(redacted === true && { redacted }) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The seal a `reasoning.signature` event carries. */
+export function sealOf(event: ReasoningSignatureEvent): Seal {
+  return { origin: event.origin ?? 'messages', value: event.signature, ...(event.redacted === true && { redacted: true }) };
+}
+
+/** The seal to send to an upstream of `protocol`: the part's, when that protocol made it. */
+export function sealFor(part: ReasoningPart, protocol: GatewayProtocol): Seal | undefined {
+  return part.seal?.origin === protocol ? part.seal : undefined;
 }
 
 /** One turn of the conversation. */
