@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
-import { type ChatRequestBody, chatCompletion, chatEvents, isChatBody } from './chat.js';
+import { type ChatRequestBody, chatCompletion, chatEvents, chatRequestProblem, isChatBody } from './chat.js';
 import { seededRandom } from './fragment.js';
 import {
   type GeminiRender,
@@ -27,14 +27,18 @@ import {
   messagesErrorType,
   messagesEvents,
   messagesPrompt,
+  messagesRequestProblem,
   messagesTurn,
+  thinkingSeals,
 } from './messages.js';
 import {
+  encryptedContents,
   isResponsesBody,
   type ResponsesRequestBody,
   responseObject,
   responsesEvents,
   responsesPrompt,
+  responsesRequestProblem,
   StoredResponses,
 } from './responses.js';
 import { type MockTurn, type RenderContext, type ResolvedTurn, resolveTurn } from './turn.js';
@@ -119,6 +123,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   const stored = new StoredResponses();
   /** Every Gemini thought signature given, which a Gemini 3 request must send back unchanged. */
   const signatures = new Set<string>();
+  /** Every Messages thinking signature and redacted data, and Responses encrypted reasoning, given: only these come back. */
+  const sealed = new Set<string>();
   let steps = 0;
 
   const server = createServer((req, res) => {
@@ -143,6 +149,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       if (!isChatBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with a messages array');
+      const problem = chatRequestProblem(body);
+      if (problem !== undefined) return sendError(res, path, 400, problem, 'invalid_request_error');
       const step = ++steps;
       const turn = await turnFor(script, { protocol: 'chat', body, step, headers });
       return answer(res, renderers.chat, body, turn, step, seed);
@@ -154,17 +162,24 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
         const message = `Previous response with id '${body.previous_response_id}' not found.`;
         return sendError(res, path, 400, message, 'previous_response_not_found');
       }
+      const problem = responsesRequestProblem(conversation, sealed);
+      if (problem !== undefined) return sendError(res, path, 400, problem, 'invalid_request_error');
       const step = ++steps;
       const turn = await turnFor(script, { protocol: 'responses', body: conversation, step, headers });
       // Rendered from the whole conversation: its usage counts every input token, as the API bills a continued turn.
-      return stored.store(conversation, await answer(res, renderers.responses, conversation, turn, step, seed));
+      const json = await answer(res, renderers.responses, conversation, turn, step, seed);
+      for (const value of encryptedContents(json)) sealed.add(value);
+      return stored.store(conversation, json);
     }
     if (req.method === 'POST' && path === '/v1/messages') {
       if (!isMessagesBody(body))
         return sendError(res, path, 400, 'The body must be a JSON object with a messages array and a numeric max_tokens');
+      const problem = messagesRequestProblem(body, sealed);
+      if (problem !== undefined) return sendError(res, path, 400, problem);
       const step = ++steps;
       const turn = messagesTurn(await turnFor(script, { protocol: 'messages', body, step, headers }), body);
-      return answer(res, renderers.messages, body, turn, step, seed);
+      for (const value of thinkingSeals(await answer(res, renderers.messages, body, turn, step, seed))) sealed.add(value);
+      return;
     }
     const gemini = req.method === 'POST' ? geminiRoute(path) : undefined;
     if (gemini && (gemini.method === 'generateContent' || gemini.method === 'streamGenerateContent')) {

@@ -260,7 +260,11 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
       messages.push({ role: 'assistant', content });
     }
   }
-  const budget = request.reasoningEffort === undefined ? undefined : EFFORT_BUDGETS[request.reasoningEffort];
+  // With thinking on, Anthropic wants the last assistant turn of a tool loop to begin with its own thinking: a turn
+  // that another vendor (or a client without it) made has none, and the request goes without thinking instead.
+  const last = request.turns.findLast((turn) => turn.role === 'assistant');
+  const unsigned = last !== undefined && last.toolCalls.length > 0 && !last.reasoning.some((part) => sealFor(part, 'messages'));
+  const budget = request.reasoningEffort === undefined || unsigned ? undefined : EFFORT_BUDGETS[request.reasoningEffort];
   // max_tokens must exceed the thinking budget.
   const maxTokens = Math.max(request.maxTokens ?? 4096, budget === undefined ? 0 : budget + 1024);
   const out: Record<string, unknown> = { model, max_tokens: maxTokens, messages, stream: true };
