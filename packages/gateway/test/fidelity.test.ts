@@ -4,10 +4,15 @@
  * blocks or model content as answered, vendor fields included), the results in an order other than the calls', to
  * @ai4ts/testing's scripted upstream, which refuses what the real API refuses: unpaired calls and results, thinking
  * it did not sign, reasoning it did not encrypt, a Gemini 3 function call without its signature. Each upstream must
- * get its own reasoning back, sealed, on every later turn.
+ * get its own reasoning back, sealed, on every later turn. Aggregated answers are read as JSON; streamed ones by each
+ * protocol's official client (openai-node's stream helpers, @anthropic-ai/sdk's MessageStream, @google/genai), whose
+ * folded result is what such a client sends back.
  */
+import Anthropic from '@anthropic-ai/sdk';
 import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { type MockModel, type MockRequestBody, type MockScriptContext, type MockTurn, startMockModel } from '@ai4ts/testing';
+import { type GenerateContentConfig, GoogleGenAI, type Part } from '@google/genai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
@@ -58,9 +63,18 @@ interface Client {
   text(answer: Json): string;
   /** Where the answer keeps its reasoning's seals (signatures, encrypted content), for the envelope checks. */
   seals(answer: Json): string[];
+  /** The answer streamed through the official client of the protocol, folded by it, as plain JSON. */
+  stream(url: string, body: Json): Promise<Json>;
 }
 
+/** What a client folded, as the plain JSON it would send back. */
+const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value));
+const openai = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-gateway', maxRetries: 0 });
+
 const list = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
+const record = (value: unknown): Json => (typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {});
+const messageOf = (answer: Json): Json => record(list(answer.choices)[0]?.message);
+const contentOf = (answer: Json): Json => record(list(answer.candidates)[0]?.content);
 const cityOf = (args: unknown): string => String((typeof args === 'string' ? JSON.parse(args) : args)?.city);
 
 const CLIENTS: Record<GatewayProtocol, Client> = {
@@ -73,17 +87,20 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: SCHEMA } }],
     }),
     next(request, answer) {
-      const message = list(answer.choices)[0]?.message as Json;
+      const message = messageOf(answer);
       const results = CLIENTS.chat.calls(answer).reverse().map((call) => ({ role: 'tool', tool_call_id: call.id, content: CITIES[call.city] }));
       return { ...request, messages: [...list(request.messages), message, ...results] };
     },
     calls: (answer) =>
-      list((list(answer.choices)[0]?.message as Json).tool_calls).map((call) => {
-        const fn = call.function as Json;
+      list(messageOf(answer).tool_calls).map((call) => {
+        const fn = record(call.function);
         return { id: String(call.id), name: String(fn.name), city: cityOf(fn.arguments) };
       }),
-    text: (answer) => String((list(answer.choices)[0]?.message as Json).content ?? ''),
-    seals: (answer) => list((list(answer.choices)[0]?.message as Json).thinking_blocks).map((block) => String(block.signature ?? block.data)),
+    text: (answer) => String(messageOf(answer).content ?? ''),
+    seals: (answer) => list(messageOf(answer).thinking_blocks).map((block) => String(block.signature ?? block.data)),
+    // The request is the JSON the aggregated cell sends, which the SDK's types do not describe field by field.
+    stream: async (url, body) =>
+      plain(await openai(url).chat.completions.stream(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming).finalChatCompletion()),
   },
   responses: {
     path: '/v1/responses',
@@ -105,11 +122,18 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
       list(answer.output)
         .filter((item) => item.type === 'function_call')
         .map((item) => ({ id: String(item.call_id), name: String(item.name), city: cityOf(item.arguments) })),
-    text: (answer) => String(answer.output_text ?? ''),
+    text: (answer) =>
+      list(answer.output)
+        .filter((item) => item.type === 'message')
+        .flatMap((item) => list(item.content))
+        .map((part) => String(part.text ?? ''))
+        .join(''),
     seals: (answer) =>
       list(answer.output)
         .filter((item) => item.type === 'reasoning' && item.encrypted_content !== undefined)
         .map((item) => String(item.encrypted_content)),
+    stream: async (url, body) =>
+      plain(await openai(url).responses.stream(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse()),
   },
   messages: {
     path: '/v1/messages',
@@ -143,6 +167,10 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
       list(answer.content)
         .filter((block) => block.type === 'redacted_thinking' || (block.type === 'thinking' && block.signature !== ''))
         .map((block) => String(block.signature ?? block.data)),
+    stream: async (url, body) => {
+      const client = new Anthropic({ baseURL: url, apiKey: 'sk-gateway', maxRetries: 0 });
+      return plain(await client.messages.stream(body as unknown as Anthropic.MessageStreamParams).finalMessage());
+    },
   },
   gemini: {
     path: `/v1beta/models/${MODEL}:generateContent`,
@@ -152,7 +180,7 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
       generationConfig: { thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 } },
     }),
     next(request, answer) {
-      const content = list(answer.candidates)[0]?.content as Json;
+      const content = contentOf(answer);
       const parts = CLIENTS.gemini
         .calls(answer)
         .reverse()
@@ -160,21 +188,33 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
       return { ...request, contents: [...list(request.contents), content, { role: 'user', parts }] };
     },
     calls: (answer) =>
-      list((list(answer.candidates)[0]?.content as Json).parts)
+      list(contentOf(answer).parts)
         .filter((part) => part.functionCall)
         .map((part) => {
-          const call = part.functionCall as Json;
+          const call = record(part.functionCall);
           return { id: String(call.id ?? ''), name: String(call.name), city: cityOf(call.args) };
         }),
     text: (answer) =>
-      list((list(answer.candidates)[0]?.content as Json).parts)
+      list(contentOf(answer).parts)
         .filter((part) => typeof part.text === 'string' && part.thought !== true)
         .map((part) => String(part.text))
         .join(''),
     seals: (answer) =>
-      list((list(answer.candidates)[0]?.content as Json).parts)
+      list(contentOf(answer).parts)
         .filter((part) => part.thought === true && part.thoughtSignature !== undefined)
         .map((part) => String(part.thoughtSignature)),
+    stream: async (url, body) => {
+      const client = new GoogleGenAI({ apiKey: 'sk-gateway', httpOptions: { baseUrl: url } });
+      const generation = record(body.generationConfig);
+      const config = { tools: body.tools, thinkingConfig: generation.thinkingConfig } as GenerateContentConfig;
+      const parts: Part[] = [];
+      const contents = body.contents as Parameters<typeof client.models.generateContentStream>[0]['contents'];
+      for await (const chunk of await client.models.generateContentStream({ model: MODEL, contents, config }))
+        parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+      // The model's turn as a Gemini client sends it back: every part that says something.
+      const kept = parts.filter((part) => part.text !== '' || part.thoughtSignature !== undefined);
+      return plain({ candidates: [{ content: { role: 'model', parts: kept } }] });
+    },
   },
 };
 
@@ -230,20 +270,23 @@ afterAll(async () => {
   }
 });
 
-async function post(gateway: ListeningGateway, client: Client, body: Json): Promise<Json> {
+async function send(gateway: ListeningGateway, client: Client, body: Json, stream: boolean): Promise<Json> {
+  if (stream) return client.stream(gateway.url, body);
   const response = await fetch(`${gateway.url}${client.path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
     body: JSON.stringify(body),
   });
-  const json = (await response.json()) as Json;
+  const json = record(await response.json());
   if (response.status !== 200) throw new Error(`${response.status}: ${JSON.stringify(json)}`);
   return json;
 }
 
-const PAIRS = PROTOCOLS.flatMap((inbound) => PROTOCOLS.map((upstream) => [inbound, upstream] as const));
+const PAIRS = PROTOCOLS.flatMap((inbound) =>
+  PROTOCOLS.flatMap((upstream) => [false, true].map((stream) => [inbound, upstream, stream ? 'streamed' : 'aggregated'] as const)),
+);
 
-describe.each(PAIRS)('%s in, %s upstream', (inbound, upstreamProtocol) => {
+describe.each(PAIRS)('%s in, %s upstream, %s', (inbound, upstreamProtocol, mode) => {
   it('three steps: reasoning sealed and sent back, parallel calls paired with their results by id, the answer', async () => {
     const upstream = upstreams.get(upstreamProtocol);
     if (!upstream) throw new Error('no upstream');
@@ -252,7 +295,7 @@ describe.each(PAIRS)('%s in, %s upstream', (inbound, upstreamProtocol) => {
     const seen = model.requests.length;
 
     let request = client.first();
-    const first = await post(gateway, client, request);
+    const first = await send(gateway, client, request, mode === 'streamed');
     expect(client.calls(first).map((call) => call.city)).toEqual(['Paris', 'Tokyo']);
     // Another vendor's seal reaches the client in an envelope, its own vendor's as it is.
     for (const seal of client.seals(first)) {
@@ -262,14 +305,14 @@ describe.each(PAIRS)('%s in, %s upstream', (inbound, upstreamProtocol) => {
     expect(client.seals(first)).toHaveLength(SEALS[upstreamProtocol].client);
 
     request = client.next(request, first);
-    const second = await post(gateway, client, request);
+    const second = await send(gateway, client, request, mode === 'streamed');
     expect(client.calls(second).map((call) => call.city)).toEqual(['Oslo']);
 
     request = client.next(request, second);
-    const third = await post(gateway, client, request);
+    const third = await send(gateway, client, request, mode === 'streamed');
     expect(client.text(third)).toBe(ANSWER);
 
-    const bodies = model.requests.slice(seen).map((recorded) => recorded.body as Json);
+    const bodies = model.requests.slice(seen).map((recorded) => record(recorded.body));
     expect(bodies).toHaveLength(3);
     // Each upstream got every seal it gave back, on every later turn (the scripted upstream checked each one).
     const [one, two] = SEALS[upstreamProtocol].answers;
