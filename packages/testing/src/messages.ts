@@ -171,11 +171,14 @@ function messageShell(body: MessagesRequestBody, { id }: RenderContext) {
   return { id, type: 'message', role: 'assistant', model: body.model ?? 'mock-model', content: [], stop_reason: null, stop_sequence: null };
 }
 
+/** Anthropic's `input_tokens` counts only the input after the last cache breakpoint: cache reads and writes apart. */
 function usageOf(turn: ResolvedTurn, outputTokens: number) {
+  const read = usageDetail(turn.usage, 'prompt_tokens_details', 'cached_tokens');
+  const written = usageDetail(turn.usage, 'prompt_tokens_details', 'cache_creation_tokens');
   return {
-    input_tokens: turn.usage.prompt_tokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: usageDetail(turn.usage, 'prompt_tokens_details', 'cached_tokens'),
+    input_tokens: turn.usage.prompt_tokens - read - written,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
     output_tokens: outputTokens,
   };
 }

@@ -6,8 +6,10 @@ import { type BridgeEvent, toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
+  cacheOf,
   carries,
   type GatewayRequest,
+  marksCache,
   type Part,
   type ProtocolCodec,
   type ReasoningPart,
@@ -127,9 +129,11 @@ function userParts(content: unknown, dropped: string[]): Part[] {
   const parts: Part[] = [];
   for (const part of Array.isArray(content) ? content : []) {
     if (!isRecord(part)) continue;
-    if (part.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    // `cache_control` on a part: Anthropic's marker as OpenAI-compatible gateways take it (LiteLLM, OpenRouter).
+    const cache = cacheOf(part.cache_control);
+    if (part.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text, ...(cache && { cache }) });
     else if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
-      parts.push({ type: 'image', url: part.image_url.url });
+      parts.push({ type: 'image', url: part.image_url.url, ...(cache && { cache }) });
     else dropped.push(`messages[].content[].${String(part.type)}`);
   }
   return parts;
@@ -277,6 +281,7 @@ function parse(json: unknown): GatewayRequest {
   // The gateway's answers hold one choice and no logprobs: n > 1 is named like the logprobs fields.
   if (body.n !== undefined && body.n !== null && body.n > 1) dropped.push('n');
   const { system, turns } = readTurns(body.messages, dropped);
+  const tools = readTools(body.tools, dropped);
   const sessionId = stringOf(body.metadata?.session_id) ?? stringOf(body.user);
   const reasoningEffort = effortOf(body.reasoning_effort);
   if (body.reasoning_effort && !reasoningEffort) dropped.push(`reasoning_effort=${body.reasoning_effort}`);
@@ -287,7 +292,7 @@ function parse(json: unknown): GatewayRequest {
     stream: body.stream === true,
     system,
     turns,
-    tools: readTools(body.tools, dropped),
+    tools,
     toolChoice: readToolChoice(body.tool_choice),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: body.temperature ?? undefined,
@@ -299,6 +304,7 @@ function parse(json: unknown): GatewayRequest {
     user: body.user ?? undefined,
     serviceTier: body.service_tier ?? undefined,
     responseFormat: readFormat(body.response_format),
+    cacheControl: marksCache({ turns, tools }),
     reasoningEffort,
     includeUsage: body.stream_options?.include_usage === true,
     sessionId,
@@ -379,6 +385,8 @@ export const chatCodec: ProtocolCodec = {
     user: 'user',
     serviceTier: 'service_tier',
     responseFormat: 'response_format',
+    // Read on parts, as OpenAI-compatible gateways take it; OpenAI itself has no marker (it caches by itself).
+    cacheControl: { name: 'messages[].content[].cache_control', carries: () => false },
   },
   errorBody: (_status, error) => ({ error }),
   streamError: (error) => ({ data: JSON.stringify({ error }) }),

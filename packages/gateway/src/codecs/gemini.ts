@@ -330,6 +330,7 @@ function parse(json: unknown, route?: PathRoute): GatewayRequest {
     user: undefined,
     serviceTier: undefined,
     responseFormat: readFormat(config),
+    cacheControl: undefined,
     reasoningEffort: effortOf(config?.thinkingConfig),
     includeUsage: true,
     sessionId: undefined,
@@ -632,6 +633,8 @@ export const geminiCodec: ProtocolCodec = {
     user: undefined,
     serviceTier: undefined,
     responseFormat: 'generationConfig.responseJsonSchema',
+    // Gemini caches by `cachedContent`, made beforehand: no marker.
+    cacheControl: undefined,
   },
   errorBody,
   streamError,

@@ -12,8 +12,17 @@ import type { BridgeEvent, OpenAIErrorObject, ReasoningSignatureEvent } from '@a
 /** The wire protocols the gateway speaks, in and out: every `ProtocolName`. */
 export type GatewayProtocol = ProtocolName;
 
+/**
+ * A prompt-cache breakpoint (Messages' `cache_control`): the prompt up to the block it marks is cached. Only Messages
+ * takes markers; OpenAI caches prefixes by itself, Gemini by `cachedContent`.
+ */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 /** A user content part. An image's `url` is an http(s) URL or a `data:` URL. */
-export type Part = { type: 'text'; text: string } | { type: 'image'; url: string };
+export type Part = { type: 'text'; text: string; cache?: CacheControl } | { type: 'image'; url: string; cache?: CacheControl };
 
 /** A tool call of the model; its id is kept as is across protocols. */
 export interface ToolCallSpec {
@@ -110,13 +119,14 @@ export type Turn =
       /** The `thoughtSignature` of a Gemini answer's text: sent back on its text part to a Gemini upstream. */
       textSignature?: string;
     }
-  | { role: 'tool'; callId: string; output: string; isError: boolean };
+  | { role: 'tool'; callId: string; output: string; isError: boolean; cache?: CacheControl };
 
 /** A client tool: a function with a JSON Schema for its arguments. */
 export interface ToolSpec {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  cache?: CacheControl;
 }
 
 /** Which tool the model must (or must not) call. */
@@ -146,6 +156,8 @@ export interface CarriedOptions {
   /** Carried only to an upstream of the inbound protocol: the protocols name different tiers. */
   serviceTier: string | undefined;
   responseFormat: ResponseFormat | undefined;
+  /** `true` when the request marks cache breakpoints (on its parts, tools, system or tool results). */
+  cacheControl: true | undefined;
 }
 
 /** The name of one of the {@link CarriedOptions}. */
@@ -165,6 +177,8 @@ export interface GatewayRequest extends CarriedOptions {
   stream: boolean;
   /** System and developer prompts, joined with a blank line. */
   system: string | undefined;
+  /** A cache breakpoint at the end of the system prompt. */
+  systemCache?: CacheControl;
   turns: Turn[];
   tools: ToolSpec[];
   toolChoice: ToolChoice | undefined;
@@ -301,7 +315,16 @@ export function unknownFields(raw: Record<string, unknown>, known: ReadonlySet<s
 }
 
 /** The options to carry, in the order the translation table of docs/gateway.md lists them. */
-const CARRIED: readonly CarriedOption[] = ['stop', 'seed', 'topK', 'parallelToolCalls', 'user', 'serviceTier', 'responseFormat'];
+const CARRIED: readonly CarriedOption[] = [
+  'stop',
+  'seed',
+  'topK',
+  'parallelToolCalls',
+  'user',
+  'serviceTier',
+  'responseFormat',
+  'cacheControl',
+];
 
 function fieldName(field: OptionField): string | undefined {
   return typeof field === 'object' ? field.name : field;
@@ -335,6 +358,21 @@ export function uncarriedKeys(
   return Object.keys(value)
     .filter((key) => !carried.includes(key) && value[key] !== undefined && value[key] !== null)
     .map((key) => `${field}.${key}`);
+}
+
+/** A `cache_control` field as a marker; undefined for anything else. */
+export function cacheOf(value: unknown): CacheControl | undefined {
+  if (!isRecord(value) || value.type !== 'ephemeral') return undefined;
+  return { type: 'ephemeral', ...((value.ttl === '5m' || value.ttl === '1h') && { ttl: value.ttl }) };
+}
+
+/** Whether any part, tool, tool result or the system prompt of a request marks a cache breakpoint. */
+export function marksCache(request: Pick<GatewayRequest, 'turns' | 'tools' | 'systemCache'>): true | undefined {
+  const marked =
+    request.systemCache !== undefined ||
+    request.tools.some((tool) => tool.cache) ||
+    request.turns.some((turn) => (turn.role === 'user' ? turn.parts.some((part) => part.cache) : turn.role === 'tool' && turn.cache));
+  return marked || undefined;
 }
 
 /** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */

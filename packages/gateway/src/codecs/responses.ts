@@ -231,6 +231,7 @@ function parse(json: unknown): GatewayRequest {
     user: body.user ?? undefined,
     serviceTier: body.service_tier ?? undefined,
     responseFormat: readFormat(body.text, dropped),
+    cacheControl: undefined,
     reasoningEffort,
     includeUsage: true,
     sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.user),
@@ -488,6 +489,8 @@ export const responsesCodec: ProtocolCodec = {
     user: 'user',
     serviceTier: 'service_tier',
     responseFormat: 'text.format',
+    // OpenAI caches prompt prefixes by itself.
+    cacheControl: undefined,
   },
   errorBody: (_status, error) => ({ error }),
   streamError: (error) => ({ event: 'error', data: JSON.stringify(errorEvent(error)) }),
