@@ -115,3 +115,17 @@ it('a streamed Chat upstream is always asked for usage, and a client that asked 
     .findLast((chunk) => chunk.usage)?.usage;
   expect(usage).toMatchObject({ prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 60 } });
 });
+
+it('a cache_control that is not a marker is a 400 naming it, in the inbound shape', async () => {
+  const response = await fetch(`${upstreamOf('messages').gateway.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'm',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'forever' } }] }],
+    }),
+  });
+  expect(response.status).toBe(400);
+  expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('cache_control') } });
+});

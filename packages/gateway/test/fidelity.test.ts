@@ -320,3 +320,19 @@ describe.each(PAIRS)('%s in, %s upstream, %s', (inbound, upstreamProtocol, mode)
     expect(sealsSentBack(upstreamProtocol, bodies[2] ?? {})).toHaveLength(one + two);
   });
 });
+
+it('a Chat client that kept no thinking_blocks: the Messages upstream gets the turn without thinking, not a refusal', async () => {
+  const upstream = upstreams.get('messages');
+  if (!upstream) throw new Error('no upstream');
+  const client = CLIENTS.chat;
+  const request = client.first();
+  const first = await send(upstream.gateway, client, request, false);
+  const next = client.next(request, first);
+  // The message as a client that keeps only the standard fields sends it back.
+  const messages = list(next.messages).map(({ thinking_blocks: _, ...message }) => message);
+  const second = await send(upstream.gateway, client, { ...next, messages }, false);
+  expect(client.calls(second).map((call) => call.city)).toEqual(['Oslo']);
+  const body = record(upstream.model.requests.at(-1)?.body);
+  expect(body.thinking).toBeUndefined();
+  expect(sealsSentBack('messages', body)).toEqual([]);
+});

@@ -8,6 +8,7 @@ import type { ProtocolName, ProviderQuirks } from '@ai4ts/core';
 import { isRecord, type ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject, ReasoningSignatureEvent } from '@ai4ts/bridge';
+import { badRequest } from './bad-request.js';
 
 /** The wire protocols the gateway speaks, in and out: every `ProtocolName`. */
 export type GatewayProtocol = ProtocolName;
@@ -360,10 +361,13 @@ export function uncarriedKeys(
     .map((key) => `${field}.${key}`);
 }
 
-/** A `cache_control` field as a marker; undefined for anything else. */
+/** A `cache_control` field as a marker, undefined when absent; a 400 naming it when it is not one. */
 export function cacheOf(value: unknown): CacheControl | undefined {
-  if (!isRecord(value) || value.type !== 'ephemeral') return undefined;
-  return { type: 'ephemeral', ...((value.ttl === '5m' || value.ttl === '1h') && { ttl: value.ttl }) };
+  if (value === undefined || value === null) return undefined;
+  const ttl = isRecord(value) ? value.ttl : undefined;
+  if (!isRecord(value) || value.type !== 'ephemeral' || (ttl !== undefined && ttl !== '5m' && ttl !== '1h'))
+    throw badRequest('cache_control: expected {"type": "ephemeral"} with an optional ttl of "5m" or "1h"', 'cache_control');
+  return { type: 'ephemeral', ...((ttl === '5m' || ttl === '1h') && { ttl }) };
 }
 
 /** Whether any part, tool, tool result or the system prompt of a request marks a cache breakpoint. */
