@@ -272,19 +272,19 @@ function preflight(): Reply {
 }
 
 /**
- * Ready unless draining or the store is unreachable. The upstreams cooling down are named, but do not make the instance
+ * Ready unless draining, the stream store is unreachable, or (with virtual keys) their store or counters are. The upstreams cooling down are named, but do not make the instance
  * unready: another instance would find them cooling down just the same.
  */
 async function readiness(context: GatewayContext): Promise<Reply> {
   if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
-  const ready = await context.store.ready().catch(() => false);
+  const [storeReady, keysReady] = await Promise.all([context.store.ready().catch(() => false), context.keys?.ready() ?? true]);
   const cooling = context.router
     .health()
     .filter((upstream) => upstream.state === 'cooling')
     .map(({ route, upstream, cooldownUntil }) => ({ route, upstream, until: new Date(cooldownUntil ?? 0).toISOString() }));
-  return ready
-    ? { status: 200, headers: {}, body: { status: 'ready', cooling } }
-    : { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
+  if (!storeReady) return { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
+  if (!keysReady) return { status: 503, headers: {}, body: { status: 'key_store_unavailable', cooling } };
+  return { status: 200, headers: {}, body: { status: 'ready', cooling } };
 }
 
 function models(context: GatewayContext): Reply {
