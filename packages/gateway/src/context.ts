@@ -198,6 +198,7 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
       streams: () => streams.open,
       storeReady: () => store.ready(),
       models: () => table.models,
+      health: () => table.router.health(),
     });
   const { log } = options;
   return {
