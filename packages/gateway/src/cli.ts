@@ -61,7 +61,8 @@ A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/mo
 (GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
 the four protocols,
 translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it. SIGHUP, or a change
-of the file, reads --routes again: a bad file is refused (its line named on stderr) and the routes in use stay.
+of the file, reads --routes and a --keys file again: a bad file is refused (its line named on stderr) and the one in
+use stays.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
