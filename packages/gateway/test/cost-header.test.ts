@@ -76,6 +76,13 @@ describe('x-ai4ts-cost', () => {
     expect(answer.trailers).toEqual({ 'x-ai4ts-cost': '0.00016' });
   });
 
+  it('a resumable stream (read back from the stream store): the same trailer', async () => {
+    const answer = await post(await gateway({ resumable: true }), '/v1/chat/completions', chat('priced-model', true));
+    expect(answer.headers['x-ai4ts-resumable']).toBe('1');
+    expect(answer.text).toContain('data: [DONE]');
+    expect(answer.trailers).toEqual({ 'x-ai4ts-cost': '0.00016' });
+  });
+
   it('a model without a price: no header, no trailer', async () => {
     const proxy = await gateway();
     const whole = await post(proxy, '/v1/chat/completions', chat('unpriced-model', false));
