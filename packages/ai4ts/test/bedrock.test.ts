@@ -155,6 +155,18 @@ describe('Claude on Bedrock through client.messages', () => {
     await expect(client(url).messages.stream(request).final()).rejects.toThrow(ProtocolError);
   });
 
+  it('fixed credentials echoed by the server in a stream are redacted from the result', async () => {
+    const echo = hello.map((event) =>
+      event.type === 'content_block_delta' ? { ...event, delta: { type: 'text_delta', text: `${SECRET} ${ACCESS_KEY_ID}` } } : event,
+    );
+    const { url } = await startBedrock(() => [concatBytes(echo.map(chunk))]);
+    const final = await client(url).messages.stream(request).final();
+    const text = JSON.stringify(final);
+    expect(text).toContain('[redacted]');
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(ACCESS_KEY_ID);
+  });
+
   it('a refused signature is the AuthenticationError, without the secret', async () => {
     const { url } = await startBedrock();
     const wrong = new Ai4ts({

@@ -43,7 +43,8 @@ export class AwsSigner implements RequestSigner {
   }
 
   secrets(): readonly string[] {
-    const current = this.#current ?? this.#fromEnv();
+    const source = this.#source;
+    const current = this.#current ?? (source === undefined ? this.#fromEnv() : typeof source === 'function' ? undefined : source);
     if (!current) return [];
     return [current.secretAccessKey, current.sessionToken, current.accessKeyId].filter(
       (secret): secret is string => secret !== undefined && secret !== '',
