@@ -4,10 +4,10 @@ import {
   EventStreamError,
   type EventStreamMessage,
 } from './event-stream.js';
-import { type ChunkSource, flatten, readBatches } from './parse.js';
+import { flatten, readBatches } from './parse.js';
 
 /** What {@link parseEventStream} reads: a fetch Response, a web stream or any async iterable of bytes. */
-export type EventStreamSource = ChunkSource<Uint8Array>;
+export type EventStreamSource = Response | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 /** Options of {@link parseEventStream}. */
 export interface ParseEventStreamOptions extends EventStreamDecoderOptions {
