@@ -6,9 +6,15 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Ai4tsError, AuthenticationError, type Logger, Transport } from '@ai4ts/core';
+import { Ai4tsError, ApiError, AuthenticationError, type Logger, ProtocolError, Transport } from '@ai4ts/core';
 import { AwsSigner, BEDROCK_ANTHROPIC_VERSION, bedrock } from '@ai4ts/core/bedrock';
-import { serve, type TestServer } from '@ai4ts/test-kit';
+import {
+  bedrockEventFrame,
+  bedrockExceptionFrame,
+  eventStreamFrame,
+  serve,
+  type TestServer,
+} from '@ai4ts/test-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CASES, SUITE } from './fixtures/sigv4-vectors.js';
 import { expectNoSecret } from './secret.js';
@@ -251,5 +257,61 @@ describe('bedrock() against a node:http server that verifies SigV4', () => {
       /Could not get AWS credentials: sso expired/,
     );
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe("bedrock()'s stream framing: AWS event-stream frames to Anthropic SSE events", () => {
+  const framing = bedrock({ region: 'us-east-1' }).streamFraming;
+  const chunkOf = (event: unknown) => bedrockEventFrame('chunk', { bytes: Buffer.from(JSON.stringify(event)).toString('base64') });
+  async function decode(frames: Uint8Array[], secrets: readonly string[] = []) {
+    if (!framing) throw new Error('bedrock() has a stream framing');
+    const out: unknown[] = [];
+    try {
+      const body = (async function* () {
+        yield* frames;
+      })();
+      for await (const batch of framing.decode(body, secrets)) out.push(...batch);
+    } catch (error) {
+      return { out, error };
+    }
+    return { out, error: undefined };
+  }
+
+  it('reads chunk frames as the Anthropic events they carry', async () => {
+    const { out, error } = await decode([chunkOf({ type: 'ping' }), chunkOf({ type: 'message_stop' })]);
+    expect(error).toBeUndefined();
+    expect(out).toEqual([
+      { event: 'ping', data: '{"type":"ping"}' },
+      { event: 'message_stop', data: '{"type":"message_stop"}' },
+    ]);
+  });
+
+  it('an exception frame is an ApiError named by its exception, its text redacted', async () => {
+    const { out, error } = await decode([chunkOf({ type: 'ping' }), bedrockExceptionFrame('validationException', `bad key ${SECRET}`)], [SECRET]);
+    expect(out).toHaveLength(1);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: 'validationException', status: undefined });
+    expectNoSecret(error, SECRET);
+  });
+
+  it('an error frame, an unknown message type, a chunk that is not base64 JSON, an event not a chunk: typed errors', async () => {
+    const errorFrame = eventStreamFrame({
+      ':message-type': { type: 'string', value: 'error' },
+      ':error-code': { type: 'string', value: 'InternalFailure' },
+      ':error-message': { type: 'string', value: 'it broke' },
+    });
+    expect((await decode([errorFrame])).error).toMatchObject({ name: 'ApiError', code: 'InternalFailure', message: 'InternalFailure: it broke' });
+    const odd = eventStreamFrame({ ':message-type': { type: 'string', value: 'gossip' } });
+    expect((await decode([odd])).error).toBeInstanceOf(ProtocolError);
+    expect((await decode([bedrockEventFrame('chunk', { bytes: '%%%' })])).error).toBeInstanceOf(ProtocolError);
+    expect((await decode([bedrockEventFrame('metadata', { bytes: '' })])).error).toBeInstanceOf(ProtocolError);
+  });
+
+  it('a corrupt or truncated body is a ProtocolError', async () => {
+    const frame = chunkOf({ type: 'ping' });
+    expect((await decode([frame.subarray(0, frame.length - 1)])).error).toMatchObject({ name: 'ProtocolError', message: expect.stringContaining('ended inside a message') });
+    const bad = frame.slice();
+    bad[20] = (bad[20] ?? 0) ^ 1;
+    expect((await decode([bad])).error).toMatchObject({ name: 'ProtocolError', message: expect.stringContaining('CRC') });
   });
 });
