@@ -26,6 +26,8 @@ const weatherTool: OpenAI.Responses.FunctionTool = {
 };
 
 type Json = Record<string, unknown>;
+/** A turn's body, sent aggregated or streamed. */
+type Body = Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, 'stream'>;
 const list = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
 const record = (value: unknown): Json => (typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {});
 
@@ -94,7 +96,7 @@ afterAll(async () => {
 });
 
 /** One turn through openai-node, aggregated or streamed (the streamed one stored from its events). */
-async function create(client: OpenAI, body: OpenAI.Responses.ResponseCreateParamsNonStreaming, streamed: boolean) {
+async function create(client: OpenAI, body: Body, streamed: boolean) {
   return streamed ? client.responses.stream(body).finalResponse() : client.responses.create(body);
 }
 
@@ -121,9 +123,17 @@ function textOf(response: OpenAI.Responses.Response): string {
  * `item_reference` (its seal only in the store), every other output item as it was received.
  */
 function referenced(response: OpenAI.Responses.Response): OpenAI.Responses.ResponseInput {
-  return response.output.map((item) =>
-    item.type === 'reasoning' ? { type: 'item_reference', id: item.id } : (item as OpenAI.Responses.ResponseInputItem),
-  );
+  return response.output.map((item): OpenAI.Responses.ResponseInputItem => {
+    switch (item.type) {
+      case 'reasoning':
+        return { type: 'item_reference', id: item.id };
+      case 'message':
+      case 'function_call':
+        return item;
+      default:
+        throw new Error(`No output item of type ${item.type} was scripted`);
+    }
+  });
 }
 
 const CASES = UPSTREAMS.flatMap((upstream) =>
@@ -146,7 +156,7 @@ describe.each(CASES)('a Responses client, %s upstream, continued by %s, %s', (pr
     const first = await create(client, { ...base, input }, streamed);
     expect(callsOf(first).map((call) => JSON.parse(call.arguments).city)).toEqual(['Paris', 'Tokyo']);
 
-    const next = (answer: OpenAI.Responses.Response): OpenAI.Responses.ResponseCreateParamsNonStreaming => {
+    const next = (answer: OpenAI.Responses.Response): Body => {
       if (by === 'previous_response_id') return { ...base, previous_response_id: answer.id, input: resultsOf(answer) };
       input = [...input, ...referenced(answer), ...resultsOf(answer)];
       return { ...base, input };
