@@ -191,7 +191,7 @@ async function answer(
   const call = key && (await context.keys?.admit(key, parsed, text.length));
   try {
     if (turn?.background)
-      return await runInBackground(turn, parsed.stream, (owner) =>
+      return await runInBackground(context, turn, parsed.stream, (owner) =>
         complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, started, call, turn),
       );
     const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
