@@ -30,6 +30,7 @@ import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
 import type { ApiKey } from './auth.js';
+import { answerVectors, vectorRouteOf } from './embeddings.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -132,6 +133,13 @@ async function answer(
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
+  const vectors = vectorRouteOf(path);
+  if (vectors) {
+    if (request.method !== 'POST') throw notAllowed('POST', path);
+    context.auth.check(request.header('authorization'), apiKeyOf(request));
+    if (context.draining) throw shuttingDown();
+    return answerVectors(context, vectors, parseJson(await request.text()), signal, entry);
+  }
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
@@ -173,7 +181,7 @@ function routeOf(path: string, codec: ProtocolCodec | undefined): string | undef
   // The model in the path is not part of the route: one template per method, whatever the model.
   if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
-  if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  if (path === MODELS || path === '/healthz' || path === '/readyz' || vectorRouteOf(path)) return path;
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }
 
