@@ -1,9 +1,10 @@
 /**
  * `POST /v1/embeddings` (OpenAI's shape) and `POST /v1/rerank` (the Cohere/Jina shape): routed by model like the chat
  * routes, to the route's provider at its `embeddings` or `rerank` endpoint through its Transport (auth, retries,
- * redaction), within the upstream headers timeout (which bounds the whole answer here: one JSON body). The request goes on as the client sent it (only the model is the
- * route's); the answer comes back as the upstream sent it, once core's checks found one vector per input (or results
- * that name the request's documents), with the client's model. Errors are OpenAI's shape, as on every OpenAI route.
+ * redaction), within the upstream headers timeout (which bounds the whole answer here: one JSON body). The request
+ * goes on as the client sent it (only the model is the route's); the answer comes back as the upstream sent it, once
+ * core's checks found one vector per input (or results that name the request's documents), with the client's model.
+ * Errors are OpenAI's shape, as on every OpenAI route.
  */
 import { Ai4tsError, ConnectionError } from '@ai4ts/core';
 import { abortError, checkEmbeddings, checkRerank, inputCount, isRecord } from '@ai4ts/core/internal';
