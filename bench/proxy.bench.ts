@@ -12,15 +12,13 @@
  *
  * Run through `npm run bench -- proxy` (it needs the built dist: `npm run bench` builds first).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { collectChatCompletion } from '@ai4ts/chat';
 import { fmt, note, print } from './input.ts';
+import { cpuMs, ROOT, rssMb, startProcess } from './processes.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = `${ROOT}packages/gateway/dist/cli.js`;
 const WORDS = ['the', 'stream', 'of', 'tokens', 'café', '東京', '😀', 'a "quoted" word', 'line\n', 'value'];
 /** Events of one pre-rendered block of the daemon's stream. */
@@ -61,34 +59,6 @@ function urlOf(server: Server): string {
   const address = server.address();
   if (!address || typeof address !== 'object') throw new Error('not listening');
   return `http://127.0.0.1:${address.port}`;
-}
-
-/** A server process; resolves once it printed where it listens. */
-async function startProcess(name: string, args: string[]): Promise<{ child: ChildProcess; url: string; name: string }> {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, TSX_TSCONFIG_PATH: 'bench/tsconfig.json' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  for await (const chunk of child.stdout ?? []) {
-    out += String(chunk);
-    const match = /listening on (http:\/\/\S+)/.exec(out);
-    if (match?.[1]) return { child, url: match[1], name };
-  }
-  throw new Error(`${name} exited before listening: ${out}`);
-}
-
-/** A process's CPU time (user + system) in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1]) / 1024;
 }
 
 interface Answer {

@@ -61,6 +61,7 @@ import {
   type ResponsesStream,
 } from '@ai4ts/responses';
 import { EmbeddingsClient } from './embeddings.js';
+import { translatedTransports } from './translate.js';
 
 /** What a middleware sees of a Chat Completions request; `request` is the wire request. */
 export interface ChatMiddlewareContext extends ModelContext {
@@ -108,7 +109,17 @@ export type ModelResult = ChatCompletion | ResponseObject | Message | GenerateCo
 export type Middleware = (ctx: MiddlewareContext, next: () => Promise<ModelResult>) => Promise<ModelResult>;
 
 /** Options of {@link Ai4ts}: the provider preset, baseURL, apiKey, retries and timeouts of its Transport. */
-export type Ai4tsOptions = TransportOptions;
+export interface Ai4tsOptions extends TransportOptions {
+  /**
+   * Lets every protocol client reach the provider, whatever protocol the provider speaks: a client of a protocol it
+   * does not serve (`chat` with `provider: 'anthropic'`) has its requests translated in this process by the gateway's
+   * codecs, sent natively, and its answers translated back, streams and tool loops included. What cannot be carried
+   * is named in `resultInfo(result).dropped` and a warning of the logger. Needs the `@ai4ts/gateway` package,
+   * loaded on the first translated call. Off by default: a client of another protocol is sent to the provider's
+   * URL as it is (an OpenAI-compatible endpoint, say). See docs/translation.md.
+   */
+  translate?: boolean;
+}
 
 /** A request that runs no loop: every loop field is absent. What the plain overloads accept. */
 export type PlainRequest<Request> = Request & { readonly [K in LoopFieldName]?: undefined };
@@ -290,13 +301,21 @@ export class Ai4ts {
   /** OpenAI's `/embeddings` (every OpenAI-compatible preset): `create` and `embedMany`. */
   readonly embeddings: EmbeddingsClient;
 
+  /** The transport of each protocol client: `transport`, or one that translates (`translate`). */
+  readonly #transports: Transport[];
+
   constructor(options: Ai4tsOptions = {}) {
-    const transport = new Transport(options);
+    const { translate, ...transportOptions } = options;
+    const transport = new Transport(transportOptions);
     this.transport = transport;
-    this.chat = new ProtocolClient(new ChatService(transport));
-    this.responses = new ResponsesClient(transport);
-    this.messages = new ProtocolClient(new MessagesService(transport));
-    this.gemini = new ProtocolClient(new GeminiService(transport));
+    const of = translate ? translatedTransports(transportOptions, transport) : () => transport;
+    const transports = { chat: of('chat'), responses: of('responses'), messages: of('messages'), gemini: of('gemini') };
+    this.#transports = [...new Set([transport, ...Object.values(transports)])];
+    this.chat = new ProtocolClient(new ChatService(transports.chat));
+    this.responses = new ResponsesClient(transports.responses);
+    this.messages = new ProtocolClient(new MessagesService(transports.messages));
+    this.gemini = new ProtocolClient(new GeminiService(transports.gemini));
+    // Embeddings and rerank are no protocol a translation could carry: always the provider's own endpoints.
     this.embeddings = new EmbeddingsClient(transport);
   }
 
@@ -313,7 +332,7 @@ export class Ai4ts {
    * loop. The first added runs outermost. See docs/observability.md for a logger, a cache and a content filter.
    */
   use(middleware: Middleware): this {
-    this.transport.use(middleware);
+    for (const transport of this.#transports) transport.use(middleware);
     return this;
   }
 }

@@ -10,6 +10,7 @@ import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { loadOtel } from '@ai4ts/core/internal';
 import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
+import { FileKeyStore } from './keys/store.js';
 import { MemoryStreamStore } from './state/memory.js';
 import type { StreamStore } from './state/store.js';
 import { httpFetch } from './upstreams/http-fetch.js';
@@ -26,8 +27,10 @@ const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --u
                    [--stream-store-max-bytes N] [--stream-store-max-streams N]
                    [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
+                   [--keys FILE|redis://URL [--admin-token-env VAR]]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
                    [--headers-timeout MS] [--request-timeout MS] [--keep-alive-timeout MS]
+       ai4ts-gateway keys create|list|get|update|revoke|spend ... (ai4ts-gateway keys --help)
        ai4ts-gateway --help | --version`;
 
 /** Each preset's key variables, as help lines: `    OPENAI_API_KEY (openai)`, wrapped at 110 columns. */
@@ -66,7 +69,8 @@ Options:
   --on-unsupported drop|refuse
                          a request field the provider's protocol lacks: sent without it and named in
                          x-ai4ts-dropped (drop, the default), or a 400 naming it (refuse)
-  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream (docs/gateway.md)
+  --routes FILE          a JSON or YAML (.yaml, .yml) routing file: model pattern -> upstream, or several
+                         with a strategy and fallbacks (docs/gateway.md, docs/operations.md)
   --resumable            every stream resumable (else per request: x-ai4ts-resumable: 1)
   --stream-ttl MS        keep a resumable stream this long after its last event (default 600000)
   --stream-max-events N  events kept per resumable stream (default 10000)
@@ -90,6 +94,12 @@ Options:
   --upstream-token U     the daemon's token on the command line; WARNING: other local users see it (ps)
   --max-concurrent-streams N
                          streams served at once; past it a 503 with Retry-After (default 256)
+  --keys FILE|redis://URL
+                         virtual keys (made by "ai4ts-gateway keys create"): a JSON file, reread on change and
+                         on SIGHUP (a bad file keeps the keys before it), or Redis shared by every instance,
+                         which keeps the limits and spend there too; every request then needs a key or the
+                         proxy token (docs/operations.md)
+  --admin-token-env VAR  with --keys, the admin API /admin/keys answers the bearer token in the variable VAR
   --upstream-headers-timeout MS
                          wait for the daemon's response headers (default 30000; 0: no limit)
   --first-event-timeout MS
@@ -153,6 +163,8 @@ function parse() {
         'proxy-token-file': { type: 'string' },
         'upstream-token-file': { type: 'string' },
         'max-concurrent-streams': { type: 'string' },
+        keys: { type: 'string' },
+        'admin-token-env': { type: 'string' },
         'upstream-headers-timeout': { type: 'string' },
         'first-event-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
@@ -166,6 +178,13 @@ function parse() {
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
+}
+
+// `ai4ts-gateway keys ...` manages virtual keys and exits; its module is loaded only then.
+if (process.argv[2] === 'keys') {
+  const { keysCommand } = await import('./keys/cli.js');
+  const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
+  process.exit(await keysCommand(process.argv.slice(3), process.env, write(process.stdout), write(process.stderr)));
 }
 
 const values = parse();
@@ -299,6 +318,19 @@ async function streamStore(): Promise<StreamStore> {
   return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
 }
 
+/** The virtual keys of `--keys`, and the admin token of `--admin-token-env`; the file store reread on SIGHUP. */
+async function keys() {
+  const variable = values['admin-token-env'];
+  if (values.keys === undefined) return variable === undefined ? {} : fail('--admin-token-env needs --keys');
+  const adminToken = variable === undefined ? undefined : process.env[variable]?.trim() || fail(`--admin-token-env: ${variable} is not set`);
+  const { openKeys } = await import('./keys/cli.js');
+  const onReloadError = (error: Error) => process.stderr.write(`ai4ts-gateway: --keys: kept the keys before: ${error.message}\n`);
+  const opened = await openKeys(values.keys, { watch: true, onReloadError }).catch((error: Error) => fail(`--keys: ${error.message}`));
+  const { store } = opened;
+  if (store instanceof FileKeyStore) process.on('SIGHUP', () => store.reload());
+  return { keys: opened, ...(adminToken === undefined ? {} : { adminToken }) };
+}
+
 const gateway = await listenGateway({
   ...(upstream === undefined ? {} : { upstream }),
   ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
@@ -324,6 +356,7 @@ const gateway = await listenGateway({
   serverTimeouts,
   fetch: httpFetch,
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
+  ...(await keys()),
 }).catch((error: Error) => stop(error.message));
 
 process.stdout.write(`listening on ${gateway.url}\n`);

@@ -4,11 +4,13 @@
  * or inspected without showing them.
  */
 import type { Dialect } from '@ai4ts/bridge';
-import type { Backoff, ProviderName, ProviderPreset } from '@ai4ts/core';
+import { type Backoff, DEFAULT_PRICES, type Prices, type ProviderName, type ProviderPreset } from '@ai4ts/core';
 import type { GatewayProtocol } from './codecs/neutral.js';
 import { BearerAuth } from './http/auth.js';
 import type { AccessLogEntry } from './http/access-log.js';
 import { HttpError } from './http/errors.js';
+import { KeyGate, type KeysOptions } from './keys/gate.js';
+import { MemoryKeyCounters } from './keys/limits.js';
 import { StreamSlots } from './http/limits.js';
 import { Generations } from './state/generations.js';
 import { MemoryStreamStore } from './state/memory.js';
@@ -79,6 +81,15 @@ export interface GatewayOptions {
    * `@opentelemetry/api` package, which is loaded only then.
    */
   telemetry?: GatewayTelemetryOptions;
+  /**
+   * Virtual keys, each with its models, limits and budget (docs/operations.md, "Virtual keys"). With keys, every
+   * request presents a virtual key or the `auth` token: the gateway is never open.
+   */
+  keys?: KeysOptions;
+  /** The bearer token of the admin API (`/admin/keys`); without it the admin API answers 404. */
+  adminToken?: string;
+  /** Prices in USD per million tokens, for costs and budgets; core's `DEFAULT_PRICES` by default. */
+  prices?: Prices;
 }
 
 /** How a provider upstream is retried before its headers: core's `maxRetries` and `backoff`. */
@@ -102,7 +113,7 @@ function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
 
 /** Everything a request needs, resolved once from the options. */
 export interface GatewayContext {
-  /** The upstream of each model. */
+  /** The upstreams of each model; `router.health()` reads each upstream's health (cooldowns, in flight, latency). */
   readonly router: Router;
   readonly auth: BearerAuth;
   /** Every token the gateway knows, read each time (access tokens change): never in an error, a log or a response. */
@@ -125,21 +136,35 @@ export interface GatewayContext {
   readonly generations: Generations;
   /** Telemetry, once `@opentelemetry/api` is loaded; undefined when off. */
   readonly telemetry: Promise<GatewayTelemetry> | undefined;
+  /** The virtual keys; undefined when the gateway has none. */
+  readonly keys: KeyGate | undefined;
+  /** The admin API's token check; undefined when the admin API is off. */
+  readonly admin: BearerAuth | undefined;
+  readonly prices: Prices;
   /** Set on shutdown: `/readyz` answers 503 and new requests are refused. */
   draining: boolean;
+  /**
+   * Whether a provider's error status reaches the client as it is. A server's clients get a 502 for any failure
+   * that is not theirs (the gateway's key, the provider's outage); in-process translation's caller is the key's
+   * owner, whose client reads the provider's own status (a 401, a 404 model) as it would without translation.
+   */
+  readonly relayUpstreamStatus: boolean;
 }
 
-/** Resolves the options into the context every request shares. */
-export function resolveContext(options: GatewayOptions): GatewayContext {
+/** Resolves the options into the context every request shares; `relayUpstreamStatus` for in-process translation. */
+export function resolveContext(options: GatewayOptions, relayUpstreamStatus = false): GatewayContext {
   const fallback = defaultRoute(options);
   const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
   if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
   const router = new Router(routes, { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry });
-  const auth = new BearerAuth(options.auth);
+  // With virtual keys and no static token, no request passes without a key.
+  const auth = new BearerAuth(options.auth ?? (options.keys ? [] : undefined));
+  const admin = options.adminToken === undefined ? undefined : new BearerAuth(options.adminToken);
+  const prices = options.prices ?? DEFAULT_PRICES;
   const headers: Record<string, string> = options.cors
     ? {
         'access-control-allow-origin': options.cors,
-        'access-control-expose-headers': 'x-session-id, retry-after',
+        'access-control-expose-headers': 'x-session-id, retry-after, x-ai4ts-upstream, x-ai4ts-attempts',
         ...(options.cors === '*' ? {} : { vary: 'Origin' }),
       }
     : {};
@@ -148,7 +173,7 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     auth,
     // Read when used: an upstream's access token changes while the gateway runs.
     get secrets() {
-      return [...auth.secrets, ...router.secrets];
+      return [...auth.secrets, ...(admin?.secrets ?? []), ...router.secrets];
     },
     // Only what a POST would route: `daemon` is not listed when no route serves it.
     models: [
@@ -164,7 +189,11 @@ export function resolveContext(options: GatewayOptions): GatewayContext {
     log: options.log,
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),
+    keys: options.keys && new KeyGate(options.keys.store, options.keys.counters ?? new MemoryKeyCounters(), prices),
+    admin,
+    prices,
     draining: false,
+    relayUpstreamStatus,
   };
 }
 

@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type GatewayOptions, resolveContext } from './context.js';
 import { serveFetch, serveNode } from './http/adapters.js';
+import type { UpstreamHealth } from './upstreams/health.js';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
@@ -40,6 +41,11 @@ export interface Gateway {
    * streams end with an in-stream error), and releases the store.
    */
   finish(ms: number): Promise<void>;
+  /**
+   * Each upstream of each route as it is now: `healthy`, `cooling` (skipped until `cooldownUntil`) or `half-open`,
+   * its recent failures, its answers in flight and the EWMA of its time to first event (docs/operations.md).
+   */
+  health(): UpstreamHealth[];
 }
 
 /**
@@ -60,6 +66,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       context.generations.abortAll(new Error('The gateway shut down before the answer was complete'));
       await within(1000, () => context.generations.size === 0);
       await context.store.close();
+      await context.keys?.store.close();
+      await context.keys?.counters.close();
     },
+    health: () => context.router.health(),
   };
 }

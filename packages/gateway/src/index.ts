@@ -17,7 +17,9 @@ export { DEFAULT_UPSTREAM_TIMEOUTS, type ResolvedUpstreamTimeouts, type Upstream
 export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './codecs/chat.js';
 export type { GatewayProtocol } from './codecs/neutral.js';
 export type { OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
-export type { RouteSpec } from './upstreams/router.js';
+export type { PoolRouteSpec, PoolUpstreamSpec, RouteSpec } from './upstreams/router.js';
+export type { Strategy } from './upstreams/strategy.js';
+export { type CooldownOptions, DEFAULT_COOLDOWN, type UpstreamHealth, type UpstreamState } from './upstreams/health.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';
 export {
@@ -29,6 +31,28 @@ export {
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
 export { HttpError } from './http/errors.js';
+export type { KeysOptions } from './keys/gate.js';
+export {
+  issueKey,
+  type KeySettings,
+  KeySettingsSchema,
+  type KeyUpdate,
+  KeyUpdateSchema,
+  type BudgetPeriod,
+  type VirtualKey,
+  VirtualKeySchema,
+} from './keys/key.js';
+export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
+export {
+  type Admission,
+  type Ask,
+  type Counts,
+  type KeyCounters,
+  MemoryKeyCounters,
+  type Refusal,
+  type Ticket,
+  type Used,
+} from './keys/limits.js';
 export {
   createOpenAIProxy,
   type ListeningProxy,

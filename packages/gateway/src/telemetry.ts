@@ -147,6 +147,8 @@ export class RequestSpan {
     if (entry.protocol !== undefined) span.setAttribute('ai4ts.gateway.protocol', entry.protocol);
     if (entry.model !== undefined) span.setAttribute('gen_ai.request.model', entry.model);
     if (entry.upstream !== undefined) span.setAttribute('ai4ts.gateway.upstream', entry.upstream);
+    if (entry.attempts !== undefined) span.setAttribute('ai4ts.gateway.attempts', entry.attempts);
+    if (entry.keyName !== undefined) span.setAttribute('ai4ts.gateway.key_name', entry.keyName);
     if (entry.stream !== undefined) span.setAttribute('ai4ts.gateway.stream', entry.stream);
     if (entry.streamId !== undefined) span.setAttribute('ai4ts.gateway.stream_id', entry.streamId);
     if (entry.resumed) span.setAttribute('ai4ts.gateway.resumed', true);

@@ -145,7 +145,7 @@ describe('routing, models, logs and health', () => {
     const health = await fetch(`${gateway.url}/healthz`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
     const ready = await fetch(`${gateway.url}/readyz`);
-    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', cooling: [] }]);
   });
 });
 

@@ -88,7 +88,7 @@ describe('two gateway processes sharing Redis', () => {
     await started.text();
     await stop(redis);
     const down = await fetch(`${b?.url}/readyz`);
-    expect([down.status, await down.json()]).toEqual([503, { status: 'store_unavailable' }]);
+    expect([down.status, await down.json()]).toEqual([503, { status: 'store_unavailable', cooling: [] }]);
     redis = await startRedis(redisPort);
     await expect.poll(async () => (await fetch(`${b?.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
     const lost = await fetch(`${b?.url}/v1/streams/${streamId}`, { headers: { authorization: 'Bearer sk-gateway' } });

@@ -158,6 +158,7 @@ describe.each(['chat', 'responses', 'messages'] as const)('a gateway in front of
       'ai4ts.gateway.protocol': inbound,
       'gen_ai.request.model': 'mock-model',
       'ai4ts.gateway.upstream': `${protocol}@127.0.0.1:${port}`,
+      'ai4ts.gateway.attempts': 1,
       'ai4ts.gateway.stream': stream,
       ...(stream ? { 'ai4ts.gateway.stream_id': answer.streamId } : {}),
     });

@@ -26,6 +26,7 @@ export type {
 } from '../observe/otel.js';
 export { readSseStream, type SseStream, type StreamLimits } from '../transport/stream.js';
 export { type RequestInit_, RESUMABLE_HEADER, STREAM_ID_HEADER } from '../transport/transport.js';
+export { DROPPED_HEADER } from '../observe/call.js';
 export {
   abortError,
   describeError,

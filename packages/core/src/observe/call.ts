@@ -21,6 +21,19 @@ export interface ResponseInfo {
   headers: Headers;
   /** The provider's request id (`x-request-id`, `request-id`), for support tickets and log correlation. */
   requestId: string | undefined;
+  /**
+   * The request fields a gateway, or the client's in-process translation (`translate: true`), could not carry to the
+   * provider, as it named them in `x-ai4ts-dropped`; empty when nothing was dropped.
+   */
+  dropped: readonly string[];
+}
+
+/** The header in which a gateway names the request fields it could not carry to its upstream, comma-separated. */
+export const DROPPED_HEADER = 'x-ai4ts-dropped';
+
+function droppedOf(headers: Headers): string[] {
+  const named = headers.get(DROPPED_HEADER);
+  return named ? named.split(',').map((field) => field.trim()).filter(Boolean) : [];
 }
 
 /** What the SDK knows of a finished model call: its response, and its cost when the client has a price for the model. */
@@ -206,7 +219,7 @@ export class ModelCall<Final> implements RequestWatch {
 
   responded(response: Response): void {
     const headers = redactHeaders(response.headers, this.#context.secrets);
-    this.#response = { status: response.status, headers, requestId: requestIdOf(headers) };
+    this.#response = { status: response.status, headers, requestId: requestIdOf(headers), dropped: droppedOf(headers) };
     this.#span?.response(response.status, this.#response.requestId);
   }
 
@@ -216,6 +229,11 @@ export class ModelCall<Final> implements RequestWatch {
     const span = this.#span;
     const response = this.#response;
     const hasInfo = response !== undefined && typeof final === 'object' && final !== null;
+    // Said once per call, whatever else is on: the answer came, but not to all the request asked.
+    if (response?.dropped.length && log?.enabled('warn')) {
+      const fields = { protocol: this.#protocol.name, model: modelOf(this.#body), dropped: response.dropped };
+      log.write('warn', 'request fields dropped in translation', fields, this.#context.secrets);
+    }
     if (!span && !log && !prices) {
       if (hasInfo) infos.set(final, { ...response, cost: undefined, resumes: this.#resumes });
       return final;

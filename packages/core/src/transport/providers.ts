@@ -56,6 +56,12 @@ export interface ProviderPreset {
    */
   protocol?: ProtocolName;
   /**
+   * Every protocol the API serves at its baseURL, when that is more than `protocol` (OpenAI's Chat Completions and
+   * Responses). With the front door's `translate`, the clients of these protocols are sent as they are and the
+   * others translated.
+   */
+  serves?: readonly ProtocolName[];
+  /**
    * Where the bearer token comes from when the API wants an expiring access token instead of a key (Vertex AI's
    * Google credentials): the Transport's `accessToken` option wins over it. See {@link AccessTokenSource}.
    */
@@ -118,7 +124,11 @@ const dashscope = {
  */
 export const PROVIDERS = {
   /** OpenAI's `/embeddings` takes at most 2048 inputs a request. */
-  openai: { ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']), embeddingBatchSize: 2048 },
+  openai: {
+    ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']),
+    serves: ['chat', 'responses'],
+    embeddingBatchSize: 2048,
+  },
   /** The user gives the resource URL: `https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`. */
   azure: {
     name: 'azure',

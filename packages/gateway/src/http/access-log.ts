@@ -11,8 +11,13 @@ export interface AccessLogEntry {
   /** The protocol the client spoke. */
   protocol?: string;
   model?: string;
-  /** The upstream's kind and host (`messages@api.anthropic.com`, `typed@127.0.0.1:9000`). */
+  /**
+   * The upstream that answered, or the last one asked: its route's name for it, else its kind and host
+   * (`messages@api.anthropic.com`, `typed@127.0.0.1:9000`).
+   */
   upstream?: string;
+  /** How many of the route's upstreams were asked (`x-ai4ts-attempts`); more than 1 after a fallback. */
+  attempts?: number;
   status: number;
   /** Until the answer was complete (for a stream: its last event), in milliseconds. */
   durationMs: number;
@@ -22,6 +27,13 @@ export interface AccessLogEntry {
   /** A reconnection that resumed a stream. */
   resumed?: boolean;
   tokens?: { prompt: number; completion: number; total: number };
+  /** The name of the virtual key the request presented (never the key). */
+  keyName?: string;
+  /**
+   * What the call cost in USD, from the price table: its usage priced, or for a virtual key's call cut short before
+   * any usage, what it was charged (docs/operations.md, "Spend and budgets"). Absent for a model without a price.
+   */
+  cost?: number;
   /** The error code of a failed answer. */
   error?: string;
 }

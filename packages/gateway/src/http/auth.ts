@@ -11,6 +11,12 @@ export interface ApiKey {
   source: string;
 }
 
+/** The token a client presents: the `Authorization` bearer, else the key sent another way; `''` for none. */
+export function tokenOf(authorization: string | undefined, apiKey: ApiKey | undefined): string {
+  if (authorization === undefined && apiKey !== undefined) return apiKey.key.trim();
+  return /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '';
+}
+
 /** The bearer tokens clients must send, or none (an open gateway). */
 export class BearerAuth {
   readonly #tokens: readonly string[] | undefined;
@@ -33,7 +39,7 @@ export class BearerAuth {
   check(authorization: string | undefined, apiKey?: ApiKey | undefined): void {
     if (!this.#tokens) return;
     const byApiKey = authorization === undefined && apiKey !== undefined;
-    const token = byApiKey ? apiKey.key.trim() : (/^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1]?.trim() ?? '');
+    const token = tokenOf(authorization, apiKey);
     let accepted = false;
     for (const expected of this.#tokens) accepted = sameText(expected, token) || accepted;
     if (!accepted)

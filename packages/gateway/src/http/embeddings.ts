@@ -42,24 +42,18 @@ export async function answerVectors(
   if (typeof model !== 'string' || model === '') throw badRequest('model must be a non-empty string', 'model');
   entry.model = model;
   const count = route === 'embeddings' ? checkEmbeddingsRequest(body) : checkRerankRequest(body);
-  const target = context.router.pick(model);
-  if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${model}`, 'model', 'model_not_found'));
-  entry.upstream = target.name;
-  if (!target.sendJson) throw badRequest(`The upstream of ${model} is a daemon, which has no ${route} endpoint`, 'model');
-
-  const watch = new UpstreamWatch(signal, context.timeouts);
-  let answer: unknown;
-  try {
-    answer = await watch.headers(target.sendJson(route, body, watch.signal));
-  } catch (cause) {
-    if (signal.aborted) throw abortError(signal);
-    // A connection error's message is not quoted: it names the upstream's address, which is not the client's business.
-    // The rest (the upstream's ApiError, a timeout, a body that is not JSON) say what happened, secrets redacted.
-    if (cause instanceof ConnectionError || !(cause instanceof Ai4tsError)) {
-      throw new ConnectionError('The upstream could not be reached', { cause });
-    }
-    throw cause;
-  }
+  const pool = context.router.pick(model);
+  if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${model}`, 'model', 'model_not_found'));
+  // The route's upstreams in its order, as for chat: one that cannot be reached or answers 429/5xx gives way to the next.
+  const answered = await pool.answer(async ({ name, target }, tried) => {
+    entry.upstream = name;
+    entry.attempts = tried;
+    const { sendJson } = target;
+    if (!sendJson) throw badRequest(`The upstream of ${model} is a daemon, which has no ${route} endpoint`, 'model');
+    return send(context, (upstream) => sendJson.call(target, route, body, upstream), signal);
+  }, signal);
+  answered.end();
+  const answer = answered.value;
   if (route === 'embeddings') {
     const { usage } = checkEmbeddings(answer, count);
     entry.tokens = { prompt: usage.prompt_tokens, completion: 0, total: usage.total_tokens };
@@ -69,6 +63,26 @@ export async function answerVectors(
     if (typeof total === 'number') entry.tokens = { prompt: total, completion: 0, total };
   }
   return { status: 200, headers: {}, body: isRecord(answer) ? { ...answer, model } : answer };
+}
+
+/** One upstream's JSON answer within the headers timeout; a connection error without the upstream's address. */
+async function send(
+  context: GatewayContext,
+  call: (signal: AbortSignal) => Promise<unknown>,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const watch = new UpstreamWatch(signal, context.timeouts);
+  try {
+    return await watch.headers(call(watch.signal));
+  } catch (cause) {
+    if (signal.aborted) throw abortError(signal);
+    // A connection error's message is not quoted: it names the upstream's address, which is not the client's business.
+    // The rest (the upstream's ApiError, a timeout, a body that is not JSON) say what happened, secrets redacted.
+    if (cause instanceof ConnectionError || !(cause instanceof Ai4tsError)) {
+      throw new ConnectionError('The upstream could not be reached', { cause });
+    }
+    throw cause;
+  }
 }
 
 /** The number of vectors an embeddings request asks for; a 400 for a request the API would refuse. */

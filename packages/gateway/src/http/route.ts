@@ -2,6 +2,7 @@
 import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
+  DROPPED_HEADER,
   type ModelSpan,
   RESUMABLE_HEADER,
   redact,
@@ -26,10 +27,15 @@ import {
 import type { GatewayContext } from '../context.js';
 import { storeFailed, streamGone } from '../state/store.js';
 import { type RequestSpan, traced } from '../telemetry.js';
+import type { Answered, UpstreamPool } from '../upstreams/pool.js';
 import type { RetryBudget, UpstreamTarget } from '../upstreams/targets.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
-import type { ApiKey } from './auth.js';
+import type { KeyCall } from '../keys/gate.js';
+import type { VirtualKey } from '../keys/key.js';
+import { costUsd } from '../keys/spend.js';
+import { ADMIN_ROOT, admin } from './admin.js';
+import { type ApiKey, tokenOf } from './auth.js';
 import { answerVectors, vectorRouteOf } from './embeddings.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
@@ -75,8 +81,10 @@ function matchCodec(path: string, query: URLSearchParams): Matched | undefined {
  */
 const REFUSED_REQUEST = new Set([400, 413, 422]);
 
-/** Names what the request held that the gateway could not carry. */
-export const DROPPED_HEADER = 'x-ai4ts-dropped';
+/** Names the upstream that answered (or the last one asked): its name, never its URL. */
+export const UPSTREAM_HEADER = 'x-ai4ts-upstream';
+/** How many upstreams of the route were asked, the one that answered included (its own retries are not counted). */
+export const ATTEMPTS_HEADER = 'x-ai4ts-attempts';
 
 /**
  * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
@@ -106,6 +114,8 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
   }
   reply.headers['x-request-id'] = entry.requestId;
+  if (entry.upstream !== undefined) reply.headers[UPSTREAM_HEADER] = entry.upstream;
+  if (entry.attempts !== undefined) reply.headers[ATTEMPTS_HEADER] = String(entry.attempts);
   entry.status = reply.status;
   const finish = () => {
     entry.durationMs = Math.round(performance.now() - started);
@@ -133,10 +143,16 @@ async function answer(
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
+  if (path === ADMIN_ROOT || path.startsWith(`${ADMIN_ROOT}/`)) return admin(context, request, path);
   const vectors = vectorRouteOf(path);
   if (vectors) {
     if (request.method !== 'POST') throw notAllowed('POST', path);
-    context.auth.check(request.header('authorization'), apiKeyOf(request));
+    const key = await identify(context, request);
+    // A virtual key's model patterns, limits and spend are not counted on these routes yet: refused, not bypassed.
+    if (key) {
+      entry.keyName = key.name;
+      throw new HttpError(403, invalid(`Virtual keys cannot call /v1/${vectors} yet; use the gateway's token`, null, 'key_route_not_allowed'));
+    }
     if (context.draining) throw shuttingDown();
     return answerVectors(context, vectors, parseJson(await request.text()), signal, entry);
   }
@@ -145,7 +161,8 @@ async function answer(
     throw new HttpError(404, invalid(`Unknown route ${request.method} ${request.path}`, null, 'not_found'));
   const expected = codec ? 'POST' : 'GET';
   if (request.method !== expected) throw notAllowed(expected, path);
-  context.auth.check(request.header('authorization'), apiKeyOf(request));
+  const key = await identify(context, request);
+  if (key) entry.keyName = key.name;
   if (path === MODELS) return models(context);
 
   const lastEventId = request.header('last-event-id');
@@ -156,11 +173,32 @@ async function answer(
   if (!codec) throw new HttpError(404, invalid(`Unknown route ${request.path}`, null, 'not_found'));
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
-  const parsed = codec.parse(parseJson(await request.text()), matched?.route);
+  const text = await request.text();
+  const parsed = codec.parse(parseJson(text), matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
   const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  return complete(context, codec, parsed, resumable ? await ownerOf(request) : undefined, signal, entry, span);
+  const owner = resumable ? await ownerOf(request) : undefined;
+  const call = key && (await context.keys?.admit(key, parsed, text.length));
+  try {
+    return await complete(context, codec, parsed, owner, signal, entry, span, call);
+  } catch (error) {
+    // Refused before any output (no route, the stream cap, the upstream's error): the reservation goes back.
+    if (call) entry.cost = call.end();
+    throw error;
+  }
+}
+
+/**
+ * The virtual key the request presents, checked (a 401 for one unknown, revoked or expired); else the static token
+ * is checked and there is no key.
+ */
+async function identify(context: GatewayContext, request: Incoming): Promise<VirtualKey | undefined> {
+  const authorization = request.header('authorization');
+  const apiKey = apiKeyOf(request);
+  const key = await context.keys?.identify(tokenOf(authorization, apiKey));
+  if (!key) context.auth.check(authorization, apiKey);
+  return key;
 }
 
 /**
@@ -209,12 +247,20 @@ function preflight(): Reply {
   };
 }
 
+/**
+ * Ready unless draining or the store is unreachable. The upstreams cooling down are named, but do not make the instance
+ * unready: another instance would find them cooling down just the same.
+ */
 async function readiness(context: GatewayContext): Promise<Reply> {
   if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
   const ready = await context.store.ready().catch(() => false);
+  const cooling = context.router
+    .health()
+    .filter((upstream) => upstream.state === 'cooling')
+    .map(({ route, upstream, cooldownUntil }) => ({ route, upstream, until: new Date(cooldownUntil ?? 0).toISOString() }));
   return ready
-    ? { status: 200, headers: {}, body: { status: 'ready' } }
-    : { status: 503, headers: {}, body: { status: 'store_unavailable' } };
+    ? { status: 200, headers: {}, body: { status: 'ready', cooling } }
+    : { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
 }
 
 function models(context: GatewayContext): Reply {
@@ -254,28 +300,18 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  call: KeyCall | undefined,
 ): Promise<Reply> {
-  const target = context.router.pick(request.model);
-  if (!target) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
-  entry.upstream = target.name;
-  const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
-  const options: WriteOptions = {
-    model: request.model,
-    toolCalls: target.toolCalls,
-    includeUsage: request.includeUsage,
-    sessionId,
-  };
-  const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
-  if (dropped.length && target.onUnsupported === 'refuse')
-    throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
-  const headers: Record<string, string> = {};
-  if (dropped.length) headers[DROPPED_HEADER] = dropped.join(', ');
+  const pool = context.router.pick(request.model);
+  if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
   let daemonSession: string | undefined;
   const tap: Observer = {
     see(event) {
+      call?.see(event);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
+        entry.cost = costUsd(context.prices, request.model, event.usage);
       } else if (event.type === 'done') daemonSession = event.sessionId ?? daemonSession;
     },
     // A stream that fails after its first message is still a 200: the log and the span say it failed.
@@ -284,44 +320,112 @@ async function complete(
     },
   };
 
+  // A virtual key's call is settled once, when its answer ends however it ends: its cost goes on the entry.
+  const settle = () => {
+    if (call) entry.cost = call.end();
+  };
   if (!request.stream) {
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
-    const body = await codec.aggregate(observe(events, tap), options);
-    const session = daemonSession ?? sessionId;
-    if (session !== undefined) headers['x-session-id'] = session;
-    return { status: 200, headers, body };
+    const answered = await firstAnswer(context, codec, pool, request, signal, entry, span);
+    const { events, options, headers, sessionId } = answered.value;
+    Object.assign(headers, call?.headers);
+    try {
+      const body = await codec.aggregate(observe(events, tap), options);
+      const session = daemonSession ?? sessionId;
+      if (session !== undefined) headers['x-session-id'] = session;
+      return { status: 200, headers, body };
+    } finally {
+      answered.end();
+      settle();
+    }
   }
 
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
   const generation = owner === undefined ? undefined : context.generations.start();
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
-  const slot = context.streams.take(upstreamSignal);
+  const taken = context.streams.take(upstreamSignal);
+  const slot = {
+    release() {
+      taken.release();
+      settle();
+    },
+  };
   const streamId = crypto.randomUUID();
   let stored = false;
+  let answered: Answered<Opened> | undefined;
   try {
     // Opened before the upstream is contacted too: a store that is down or full is a quick 503.
     if (owner !== undefined) await context.store.create(streamId, { protocol: codec.name, owner });
     stored = owner !== undefined;
-    const events = await readUpstream(context, target, request, sessionId, upstreamSignal, span);
+    answered = await firstAnswer(context, codec, pool, request, upstreamSignal, entry, span);
+    const { events, options, headers, sessionId } = answered.value;
+    Object.assign(headers, call?.headers);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
-    // log and the span read the stream's usage and failure, so without them no layer watches each event.
-    const messages = codec.stream(context.log || span ? observe(events, tap) : events, options);
+    // log, the span and a virtual key's call read the stream's usage and failure: without them no layer watches each
+    // event.
+    const messages = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
     const first = await messages.next();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
     headers[STREAM_ID_HEADER] = streamId;
-    const numbered = liveStream(codec.eventIds === false ? undefined : streamId, first, messages, slot);
+    const { end } = answered;
+    // As the slot is: the answer is no longer in flight once its signal aborts, whether or not the stream was closed.
+    upstreamSignal.addEventListener('abort', end, { once: true });
+    const ends = {
+      release() {
+        slot.release();
+        end();
+      },
+    };
+    const numbered = liveStream(codec.eventIds === false ? undefined : streamId, first, messages, ends);
     if (!generation) return { status: 200, headers, stream: numbered };
     headers[RESUMABLE_HEADER] = '1';
     void keep(context, streamId, numbered).finally(() => generation.finish());
     return { status: 200, headers, stream: withStreamError(codec, context.store.read(streamId, 0, signal)) };
   } catch (error) {
     slot.release();
+    answered?.end();
     generation?.finish();
     if (stored) void context.store.end(streamId).catch(() => undefined);
     throw error;
   }
+}
+
+/** An upstream's answer under way: its events (the first already read) and how they are written for the client. */
+interface Opened {
+  events: AsyncIterable<BridgeEvent>;
+  options: WriteOptions;
+  /** The reply's headers so far: what this upstream could not be sent. */
+  headers: Record<string, string>;
+  sessionId: string | undefined;
+}
+
+/**
+ * The first upstream of the route that gives a first event, asked in the route's order (upstreams/pool.ts). What is
+ * dropped (or refused) is worked out for each upstream asked, so that `x-ai4ts-dropped` names what the one that
+ * answered was not sent.
+ */
+function firstAnswer(
+  context: GatewayContext,
+  codec: ProtocolCodec,
+  pool: UpstreamPool,
+  request: GatewayRequest,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+  span: RequestSpan | undefined,
+): Promise<Answered<Opened>> {
+  return pool.answer(async ({ name, target }, tried) => {
+    entry.upstream = name;
+    entry.attempts = tried;
+    const sessionId = request.sessionId ?? (target.sessionRequired ? crypto.randomUUID() : undefined);
+    const options: WriteOptions = { model: request.model, toolCalls: target.toolCalls, includeUsage: request.includeUsage, sessionId };
+    const dropped = [...new Set([...request.dropped, ...(target.protocol ? uncarried(request, codec, CODECS[target.protocol]) : [])])];
+    if (dropped.length && target.onUnsupported === 'refuse')
+      throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
+    const headers: Record<string, string> = dropped.length ? { [DROPPED_HEADER]: dropped.join(', ') } : {};
+    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    return { events, options, headers, sessionId };
+  }, signal);
 }
 
 /**
@@ -421,7 +525,7 @@ function liveStream(
   streamId: string | undefined,
   first: IteratorResult<SseMessage>,
   rest: AsyncIterator<SseMessage>,
-  slot: StreamSlot,
+  slot: Pick<StreamSlot, 'release'>,
 ): AsyncIterableIterator<SseMessage> {
   let pending: IteratorResult<SseMessage> | undefined = first;
   let seq = 0;
@@ -517,7 +621,8 @@ function onEnd<T>(source: AsyncIterable<T>, done: () => void): AsyncIterableIter
  * The upstream's events for one request, within the upstream timeouts; with telemetry, the call's span (a child of
  * the request's) records them. An answer that fails before its first event (a first-event timeout, a close, an
  * in-stream overload) is asked for again by the target's retry policy, as the SDK's stream handles do: nothing
- * reached the client yet. Once an event arrived, a failure is the client's to see.
+ * reached the client yet (a daemon, which has none, is not). The first event is read here for every upstream, so that
+ * a failure before it can move to the route's next upstream. Once an event arrived, a failure is the client's to see.
  */
 async function readUpstream(
   context: GatewayContext,
@@ -541,14 +646,13 @@ async function readUpstream(
   for (;;) {
     const attempt = target.retry && budget(target.retry);
     const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
-    if (!target.retry) return span ? traced(span, opened, () => result) : opened;
     const events = opened[Symbol.asyncIterator]();
     let first: IteratorResult<BridgeEvent>;
     try {
       first = await events.next();
     } catch (error) {
       const failure = toAi4tsError(error, { signal });
-      const delay = target.retry.retryDelay(failure, retries);
+      const delay = target.retry?.retryDelay(failure, retries);
       if (delay === undefined) {
         span?.fail(failure);
         throw failure;
@@ -639,6 +743,12 @@ function errorOf(context: GatewayContext, error: unknown): { status: number; hea
         code: 'rate_limit_exceeded',
       },
     };
+  }
+  if (context.relayUpstreamStatus && error instanceof ApiError && error.status !== undefined) {
+    const retryAfter = error.headers?.get('retry-after');
+    const body = openAIErrorObject(error);
+    body.message = redact(error.message, context.secrets);
+    return { status: error.status, headers: retryAfter ? { 'retry-after': retryAfter } : {}, body };
   }
   if (error instanceof ApiError && error.status !== undefined && REFUSED_REQUEST.has(error.status)) {
     const { code } = openAIErrorObject(error);
