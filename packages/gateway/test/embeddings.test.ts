@@ -4,7 +4,10 @@
  * model with the route's key and `upstreamModel`, counted in the access log with their tokens, and every failure
  * an OpenAI-shaped error without a key in it.
  */
-import { type AccessLogEntry, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AccessLogEntry, FileKeyStore, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { closeAll, serve } from '@ai4ts/test-kit';
 import { type MockModel, mockVector, startMockModel } from '@ai4ts/testing';
 import { Ai4ts } from 'ai4ts';
@@ -184,5 +187,72 @@ describe('failures, in OpenAI\'s shape, without a key', () => {
     const response = await fetch(`${gateway.url}/v1/embeddings`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(response.status).toBe(405);
     await response.text();
+  });
+});
+
+describe('with the gateway\'s other route features', () => {
+  it('falls over to the route\'s next upstream when the first answers 503, as chat does', async () => {
+    const down = await serve((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error', param: null, code: null } }));
+    });
+    const entries: AccessLogEntry[] = [];
+    const pooled = await listenGateway({
+      routes: [
+        {
+          model: '*',
+          upstreams: [
+            { upstream: down.baseURL, protocol: 'chat', name: 'down' },
+            { upstream: model.baseURL, protocol: 'chat', name: 'up' },
+          ],
+        },
+      ],
+      upstreamRetry: { maxRetries: 0 },
+      log: (entry) => entries.push(entry),
+    });
+    try {
+      const answer = await new OpenAI({ baseURL: `${pooled.url}/v1`, apiKey: 'none', maxRetries: 0 }).embeddings.create({
+        model: 'embed-small',
+        input: 'x',
+        encoding_format: 'float',
+      });
+      expect(answer.data[0]?.embedding).toEqual(Array.from(mockVector('x', 16)));
+      expect(entries.at(-1)).toMatchObject({ upstream: 'up', attempts: 2, status: 200 });
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it('refuses a virtual key with a 403 (its limits and spend do not count these routes yet), nothing sent upstream', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'embed-keys-'));
+    const keyed = await listenGateway({
+      upstream: model.baseURL,
+      upstreamProtocol: 'chat',
+      auth: KEY,
+      keys: { store: new FileKeyStore(join(dir, 'keys.json')) },
+      adminToken: 'admin-token-embed-1',
+    });
+    try {
+      const created = await fetch(`${keyed.url}/admin/keys`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token-embed-1', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'ci' }),
+      });
+      const { key } = (await created.json()) as { key: string };
+      const before = model.requests.length;
+      const refused = await fetch(`${keyed.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'embed-small', input: 'x' }),
+      });
+      expect(refused.status).toBe(403);
+      const text = await refused.text();
+      expect(JSON.parse(text).error).toMatchObject({ code: 'key_route_not_allowed' });
+      expect(text).not.toContain(key);
+      expect(model.requests.length).toBe(before);
+    } finally {
+      await keyed.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
