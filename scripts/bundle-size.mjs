@@ -31,20 +31,23 @@ const KB = 1024;
  * failure descriptions, and the content-type and baseURL checks that make errors explain themselves; Gemini's span
  * attributes (issue 28) are in core's telemetry. In-process translation (issue 31, `translate: true`) costs the front
  * door 0.5 KB (a Transport per untranslated protocol, the in-process preset and the lazy loader; the gateway's codecs
- * stay out, loaded by a name in a variable) and core 60 B (`ResultInfo.dropped`). Embeddings and rerank (issue 30)
- * are core's: `createEmbeddings`, `embedMany` (batches, bounded concurrency, partial results), `rerank`, the answers'
- * boundary checks (one vector per input, each index once), the base64 float32 decoder and `cosineSimilarity`/`topK`,
- * about 1.8 KB gzip in core's and the front door's bundles (core 32.5 -> 34.5 KB, ai4ts 59.2 -> 61.1 KB); the
- * protocol bundles do not carry them (tree-shaken: only the presets' `embeddingBatchSize` numbers reach them).
+ * stay out, loaded by a name in a variable) and core 60 B (`ResultInfo.dropped`). Issue 25: the Responses loop resends
+ * the whole conversation to a server that keeps nothing (a response saying `store: false`, a 400/404 naming
+ * `previous_response_id`), through `stepFailed` in ProtocolService's loop adapter: responses 30 -> 30.2 KB, the front
+ * door +0.2 KB. Embeddings and rerank (issue 30) are core's: `createEmbeddings`, `embedMany` (batches, bounded
+ * concurrency, partial results), `rerank`, the answers' boundary checks (one vector per input, each index once), the
+ * base64 float32 decoder and `cosineSimilarity`/`topK`, about 1.8 KB gzip in core's and the front door's bundles
+ * (core 32.5 -> 34.5 KB, ai4ts 59.4 -> 61.3 KB); the protocol bundles do not carry them (tree-shaken: only the
+ * presets' `embeddingBatchSize` numbers reach them).
  */
 const BUDGETS = {
   '@ai4ts/sse': 4 * KB,
   '@ai4ts/core': 34.5 * KB,
   '@ai4ts/chat': 28.4 * KB,
-  '@ai4ts/responses': 30 * KB,
+  '@ai4ts/responses': 30.2 * KB,
   '@ai4ts/messages': 28.8 * KB,
   '@ai4ts/gemini': 27.4 * KB,
-  ai4ts: 61.1 * KB,
+  ai4ts: 61.3 * KB,
 };
 
 /** Optional peers of core (and their scope), imported by a name in a variable only when used. */

@@ -103,6 +103,31 @@ describe('translate: true', () => {
     expect(model.requests.slice(before + 1).map((r) => r.path)).toEqual(['/v1/responses', '/v1/chat/completions', '/v1/chat/completions']);
   });
 
+  it('structured output through the translation: the schema reaches the Messages API in its own field', async () => {
+    const City = z.object({ city: z.string(), population: z.number() });
+    const structured = await startMockModel({ script: () => ({ content: '{"city":"Paris","population":2102650}' }) });
+    try {
+      const client = new Ai4ts({ provider: 'anthropic', baseURL: structured.baseURL, apiKey: 'sk-ant-test-key', translate: true });
+      const result = await client.chat.create({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Largest city?' }], output: City });
+      expect(result.object).toEqual({ city: 'Paris', population: 2102650 });
+      const body = structured.requests[0]?.body as Record<string, unknown>;
+      expect(JSON.stringify(body.output_config ?? body.tools)).toContain('population');
+    } finally {
+      await structured.close();
+    }
+  });
+
+  it("a Responses tool loop to a Messages provider continues through the translator's own response store", async () => {
+    const before = model.requests.length;
+    const result = await anthropic().responses.create({ model: 'claude-sonnet-4-5', input: agentQuestion, tools, maxSteps: 5 });
+    expect(result.text).toBe(AGENT_ANSWER);
+    const sent = model.requests.slice(before);
+    expect(sent.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages', '/v1/messages']);
+    // Each later step reached Anthropic as the whole conversation, every tool_use answered by its tool_result.
+    const last = sent[2]?.body as { messages: { role: string }[] };
+    expect(last.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  });
+
   it('names what it could not carry in resultInfo(result).dropped and a warning, and middleware sees the client protocol', async () => {
     const warnings: { message: string; fields: Record<string, unknown> | undefined }[] = [];
     const logger = {

@@ -31,12 +31,20 @@ export interface UnknownEvent {
 }
 
 /**
- * The signature of the reasoning just streamed (Anthropic's thinking signature): writers of a protocol that accepts it
- * send it on, the others drop it.
+ * The signature of the reasoning just streamed (Anthropic's thinking signature, OpenAI Responses' `encrypted_content`,
+ * Gemini's `thoughtSignature`): valid only at the vendor that made it, which needs it back with the reasoning on the
+ * next turn. Writers of a protocol with a place for it send it on.
  */
 export interface ReasoningSignatureEvent {
   type: 'reasoning.signature';
   signature: string;
+  /** The protocol of the vendor that made it; Anthropic's Messages when absent. */
+  origin?: 'messages' | 'responses' | 'gemini';
+  /**
+   * Anthropic's `redacted_thinking`: a reasoning block of its own, without text, whose encrypted data `signature`
+   * holds (not the signature of the reasoning before).
+   */
+  redacted?: boolean;
 }
 
 /** Every event a bridge reader yields and a bridge writer accepts. */

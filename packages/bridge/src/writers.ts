@@ -21,6 +21,11 @@ export interface OpenAIErrorObject {
 export interface OpenAIStreamOptions extends CompletionOptions {
   /** Send a last chunk with `choices: []` and the usage, as OpenAI does for `stream_options.include_usage`. */
   includeUsage?: boolean;
+  /**
+   * Vendor fields for the finish chunk's delta, read once the events ended well (the gateway's `thinking_blocks`):
+   * clients that keep an unknown delta field's last value (openai's stream helper) get them on the message.
+   */
+  finishDelta?: () => Record<string, unknown> | undefined;
 }
 
 /**
@@ -145,7 +150,7 @@ export async function* toOpenAISse(
     return;
   }
   const session = state.sessionId === undefined ? {} : { session_id: state.sessionId };
-  const last: Record<string, unknown> = began ? {} : { role: 'assistant', content: '' };
+  const last: Record<string, unknown> = { ...(began ? {} : { role: 'assistant', content: '' }), ...options.finishDelta?.() };
   // Clients that keep only the last value of an unknown delta field (openai's stream helper assigns it) must still
   // get every daemon tool: the finish chunk repeats them all, merged, under the indexes already sent.
   if (daemon && state.tools.size > 0)

@@ -54,6 +54,12 @@ export interface LoopTurns<LoopRequest, Final, Message>
   stepEmit?(request: LoopRequest, emit: StepEmit): StepEmit;
   /** A step's result arrived for `request` (the loop's, before {@link stepRequest}). */
   stepDone?(request: LoopRequest, final: Final): void;
+  /**
+   * The step `sent` (from the loop's `request`) failed before any event with `error`: the request to send once
+   * instead (Responses resends the whole conversation to a server that does not know its stored one), or undefined
+   * to fail the step.
+   */
+  stepFailed?(request: LoopRequest, sent: LoopRequest, error: unknown): LoopRequest | undefined;
 }
 
 /** What {@link ProtocolDefinition.Stream} is: a stream handle of the protocol, made over its listener. */
@@ -252,14 +258,24 @@ export class ProtocolService<
   loopAdapter(options: Options | undefined): ToolLoopAdapter<LoopRequest, Final, Message> {
     const { definition, transport } = this;
     const turns = definition.loopTurns(transport.provider.quirks);
-    const { stepRequest, stepEmit, stepDone, ...messages } = turns;
+    const { stepRequest, stepEmit, stepDone, stepFailed, ...messages } = turns;
     return {
       ...messages,
       send: async (request, { signal, emit, telemetry }) => {
+        const sendStep = (step: LoopRequest) => {
+          const wire = definition.toWireRequest(step, transport.provider.quirks);
+          const handle = this.#streamWire(wire, options, { ...options, signal, telemetry });
+          return forwardStep(handle, emit && stepEmit ? stepEmit.call(turns, request, emit) : emit);
+        };
         const step = stepRequest ? stepRequest.call(turns, request) : request;
-        const wire = definition.toWireRequest(step, transport.provider.quirks);
-        const handle = this.#streamWire(wire, options, { ...options, signal, telemetry });
-        const final = await forwardStep(handle, emit && stepEmit ? stepEmit.call(turns, request, emit) : emit);
+        let final: Final;
+        try {
+          final = await sendStep(step);
+        } catch (error) {
+          const instead = stepFailed?.call(turns, request, step, error);
+          if (instead === undefined) throw error;
+          final = await sendStep(instead);
+        }
         stepDone?.call(turns, request, final);
         return final;
       },

@@ -11,7 +11,9 @@ import { loadOtel } from '@ai4ts/core/internal';
 import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
 import { FileKeyStore } from './keys/store.js';
+import { Reloaders, routesReloader } from './reload.js';
 import { MemoryStreamStore } from './state/memory.js';
+import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
 import { httpFetch } from './upstreams/http-fetch.js';
 import { readRoutes, routesFormatOf } from './upstreams/routes-file.js';
@@ -25,7 +27,8 @@ const USAGE = `Usage: ai4ts-gateway (--upstream URL (--dialect typed|named | --u
                    [--port N] [--host 127.0.0.1]
                    [--resumable] [--stream-ttl MS] [--stream-max-events N] [--redis URL]
                    [--stream-store-max-bytes N] [--stream-store-max-streams N]
-                   [--access-log] [--telemetry [--telemetry-content]] [--shutdown-timeout MS]
+                   [--access-log] [--telemetry [--telemetry-content]] [--metrics [--metrics-token-file F]]
+                   [--shutdown-timeout MS]
                    [--proxy-token-file F] [--upstream-token-file F] [--max-concurrent-streams N]
                    [--keys FILE|redis://URL [--admin-token-env VAR]]
                    [--upstream-headers-timeout MS] [--first-event-timeout MS] [--idle-timeout MS]
@@ -56,7 +59,8 @@ const HELP = `${USAGE}
 A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
 (GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
 the four protocols,
-translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it.
+translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it. SIGHUP, or a change
+of the file, reads --routes again: a bad file is refused (its line named on stderr) and the routes in use stay.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
@@ -79,11 +83,21 @@ Options:
                          the oldest finished streams go first; past it a new resumable stream is a 503
   --stream-store-max-streams N
                          the memory store's bound on streams kept, live and finished (default 1000)
+  --response-ttl MS      keep a stored Responses answer this long after its last write (default 3600000)
+  --response-store-max-bytes N
+                         the memory store's bound on stored responses' JSON (default 67108864, 64 MiB): past
+                         it a new response is a 507 response_store_full
+  --response-store-max-responses N
+                         the memory store's bound on stored responses (default 10000)
   --access-log           one JSON line per request on stderr (never a key)
   --telemetry            OpenTelemetry spans and metrics through the tracer, meter and propagator your
                          OTel setup registers (node --import ./otel.mjs): needs @opentelemetry/api
   --telemetry-content    with --telemetry, record the messages sent upstream and the answers on the spans
-  --redis URL            keep resumable streams in Redis (redis://...), shared by every instance
+  --metrics              Prometheus metrics on GET /metrics (docs/operations.md), open to whoever reaches
+                         the listener unless --metrics-token-file or AI4TS_METRICS_TOKEN sets a token
+  --metrics-token-file F a file holding the bearer token scrapers of /metrics must send
+  --redis URL            keep resumable streams and stored responses in Redis (redis://...), shared by
+                         every instance
   --shutdown-timeout MS  on SIGTERM, let streams finish this long (default 30000)
   --port N               the port to listen on; 0 picks a free one (default 8080)
   --host H               the address to bind (default 127.0.0.1: this machine only)
@@ -115,6 +129,7 @@ Options:
 Environment variables:
   AI4TS_PROXY_TOKEN      the bearer token clients must send
   AI4TS_UPSTREAM_TOKEN   the token sent to the daemon, or the provider's API key
+  AI4TS_METRICS_TOKEN    with --metrics, the bearer token scrapers must send
   A token flag or file wins over its variable; a token is trimmed of surrounding whitespace.
   With --provider and no upstream token, the preset's own key variable:
 ${presetKeys()}
@@ -150,10 +165,15 @@ function parse() {
         'access-log': { type: 'boolean' },
         telemetry: { type: 'boolean' },
         'telemetry-content': { type: 'boolean' },
+        metrics: { type: 'boolean' },
+        'metrics-token-file': { type: 'string' },
         'stream-ttl': { type: 'string' },
         'stream-max-events': { type: 'string' },
         'stream-store-max-bytes': { type: 'string' },
         'stream-store-max-streams': { type: 'string' },
+        'response-ttl': { type: 'string' },
+        'response-store-max-bytes': { type: 'string' },
+        'response-store-max-responses': { type: 'string' },
         redis: { type: 'string' },
         'shutdown-timeout': { type: 'string' },
         port: { type: 'string', default: '8080' },
@@ -234,18 +254,21 @@ function token(
     );
     return given.trim() || fail(`--${flag} is empty`);
   }
-  if (path !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      // Only the error's code: nothing read from the file is ever printed.
-      const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
-      fail(`--${file}: cannot read ${path} (${code})`);
-    }
-    return text.trim() || fail(`--${file}: ${path} holds no token`);
-  }
+  if (path !== undefined) return tokenFile(file, path);
   return process.env[variable]?.trim() || undefined;
+}
+
+/** The token a file holds, trimmed; a file that cannot be read or holds none stops the start. */
+function tokenFile(flag: string, path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // Only the error's code: nothing read from the file is ever printed.
+    const code = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
+    fail(`--${flag}: cannot read ${path} (${code})`);
+  }
+  return text.trim() || fail(`--${flag}: ${path} holds no token`);
 }
 
 /** A count of milliseconds (or of streams) from a flag; undefined when the flag is absent. */
@@ -266,6 +289,12 @@ const storeMaxBytes = count('stream-store-max-bytes', 1);
 const storeMaxStreams = count('stream-store-max-streams', 1);
 if (values.redis !== undefined && (storeMaxBytes !== undefined || storeMaxStreams !== undefined))
   fail('--stream-store-max-bytes and --stream-store-max-streams bound the memory store; Redis has its maxmemory');
+const responseTtl = count('response-ttl', 1);
+const responseMaxBytes = count('response-store-max-bytes', 1);
+const responseMaxResponses = count('response-store-max-responses', 1);
+if (values.redis !== undefined && (responseMaxBytes !== undefined || responseMaxResponses !== undefined))
+  fail('--response-store-max-bytes and --response-store-max-responses bound the memory store; Redis has its maxmemory');
+const responseOptions = responseTtl === undefined ? {} : { ttlMs: responseTtl };
 const shutdownMs = count('shutdown-timeout', 0) ?? 30_000;
 if (values.redis !== undefined && !/^rediss?:\/\//.test(values.redis)) fail('--redis must be a redis:// or rediss:// URL');
 const storeOptions = {
@@ -284,6 +313,9 @@ const serverTimeouts = {
 };
 
 if (values['telemetry-content'] && !values.telemetry) fail('--telemetry-content needs --telemetry');
+if (values['metrics-token-file'] !== undefined && !values.metrics) fail('--metrics-token-file needs --metrics');
+const metricsTokenFile = values['metrics-token-file'];
+const metricsToken = metricsTokenFile === undefined ? process.env.AI4TS_METRICS_TOKEN?.trim() || undefined : tokenFile('metrics-token-file', metricsTokenFile);
 // Loaded now, so that a missing @opentelemetry/api stops the start rather than failing each request.
 if (values.telemetry) await Promise.resolve(loadOtel()).catch((error: Error) => stop(error.message));
 
@@ -304,18 +336,29 @@ function routes(path: string | undefined) {
   }
 }
 
-/** The store of resumable streams: Redis (its module, and ioredis, loaded only then) or this process's memory. */
-async function streamStore(): Promise<StreamStore> {
+/**
+ * The stores of resumable streams and of stored responses: Redis (its module, and ioredis, loaded only then; the
+ * responses on the streams' connection) or this process's memory.
+ */
+async function stores(): Promise<{ store: StreamStore; responseStore: ResponseStore }> {
   if (values.redis === undefined)
-    return new MemoryStreamStore({
-      ...storeOptions,
-      ...(storeMaxBytes === undefined ? {} : { maxBytes: storeMaxBytes }),
-      ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
-    });
+    return {
+      store: new MemoryStreamStore({
+        ...storeOptions,
+        ...(storeMaxBytes === undefined ? {} : { maxBytes: storeMaxBytes }),
+        ...(storeMaxStreams === undefined ? {} : { maxStreams: storeMaxStreams }),
+      }),
+      responseStore: new MemoryResponseStore({
+        ...responseOptions,
+        ...(responseMaxBytes === undefined ? {} : { maxBytes: responseMaxBytes }),
+        ...(responseMaxResponses === undefined ? {} : { maxResponses: responseMaxResponses }),
+      }),
+    };
   const redis = await import('./state/redis.js').catch(() =>
     stop('--redis needs the ioredis package, an optional peer dependency: npm install ioredis'),
   );
-  return new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
+  const store = new redis.RedisStreamStore({ redis: values.redis, ...storeOptions });
+  return { store, responseStore: store.responses(responseOptions) };
 }
 
 /** The virtual keys of `--keys`, and the admin token of `--admin-token-env`; the file store reread on SIGHUP. */
@@ -345,9 +388,10 @@ const gateway = await listenGateway({
   ...(onUnsupported === 'drop' || onUnsupported === 'refuse' ? { onUnsupported } : {}),
   ...(values.routes === undefined ? {} : { routes: routes(values.routes) }),
   resumable: values.resumable === true,
-  store: await streamStore(),
+  ...(await stores()),
   ...(values['access-log'] ? { log: jsonLines() } : {}),
   ...(values.telemetry ? { telemetry: { recordContent: values['telemetry-content'] === true } } : {}),
+  ...(values.metrics ? { metrics: metricsToken === undefined ? true : { token: metricsToken } } : {}),
   port,
   host: values.host,
   auth,
@@ -359,7 +403,23 @@ const gateway = await listenGateway({
   ...(await keys()),
 }).catch((error: Error) => stop(error.message));
 
+/** The files read again on SIGHUP and when they change; each outcome one line on stderr. */
+const reloaders = new Reloaders((outcome) =>
+  process.stderr.write(
+    outcome.applied
+      ? `ai4ts-gateway: reloaded ${outcome.name}\n`
+      : `ai4ts-gateway: ${outcome.name} not reloaded, the one in use is kept: ${outcome.reason}\n`,
+  ),
+);
+if (values.routes !== undefined) reloaders.add(routesReloader(values.routes, process.env, gateway.setRoutes));
+reloaders.watch();
+// Only with something to reload: otherwise SIGHUP keeps its default, ending the process (a closed terminal).
+if (reloaders.size > 0) process.on('SIGHUP', () => void reloaders.reloadAll());
+
 process.stdout.write(`listening on ${gateway.url}\n`);
 // SIGTERM (and SIGINT) shut down gracefully: see ListeningGateway.shutdown.
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0)));
+  process.once(signal, () => {
+    reloaders.close();
+    void gateway.shutdown({ deadlineMs: shutdownMs }).then(() => process.exit(0));
+  });

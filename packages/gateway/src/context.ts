@@ -13,11 +13,13 @@ import { KeyGate, type KeysOptions } from './keys/gate.js';
 import { MemoryKeyCounters } from './keys/limits.js';
 import { StreamSlots } from './http/limits.js';
 import { Generations } from './state/generations.js';
+import { GatewayMetrics, type GatewayMetricsOptions } from './metrics.js';
 import { MemoryStreamStore } from './state/memory.js';
+import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
 import { GatewayTelemetry, type GatewayTelemetryOptions } from './telemetry.js';
 import { type RouteSpec, Router } from './upstreams/router.js';
-import type { OnUnsupported } from './upstreams/targets.js';
+import type { OnUnsupported, UpstreamCalls } from './upstreams/targets.js';
 import { type ResolvedUpstreamTimeouts, resolveUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
 
 /** Options of {@link createGateway}: the gateway in front of daemons and providers. */
@@ -73,6 +75,11 @@ export interface GatewayOptions {
   resumable?: boolean;
   /** Where resumable streams are kept; an in-memory store by default. */
   store?: StreamStore;
+  /**
+   * Where stored Responses are kept (docs/gateway.md, "Stored responses"): by default the stream store's own (Redis's,
+   * on its connection), else this process's memory.
+   */
+  responseStore?: ResponseStore;
   /** Receives one access-log entry per request (no key is ever in one). */
   log?: (entry: AccessLogEntry) => void;
   /**
@@ -90,6 +97,11 @@ export interface GatewayOptions {
   adminToken?: string;
   /** Prices in USD per million tokens, for costs and budgets; core's `DEFAULT_PRICES` by default. */
   prices?: Prices;
+  /**
+   * Prometheus metrics on `GET /metrics` (docs/operations.md, "Metrics"): `true`, or where to serve them, into which
+   * prom-client registry and behind which token. Off when omitted; `prom-client` is loaded only then.
+   */
+  metrics?: true | GatewayMetricsOptions;
 }
 
 /** How a provider upstream is retried before its headers: core's `maxRetries` and `backoff`. */
@@ -113,13 +125,18 @@ function defaultRoute(options: GatewayOptions): RouteSpec | undefined {
 
 /** Everything a request needs, resolved once from the options. */
 export interface GatewayContext {
-  /** The upstreams of each model; `router.health()` reads each upstream's health (cooldowns, in flight, latency). */
+  /** The upstreams of each model, replaced as a whole by {@link GatewayContext.setRoutes}; `router.health()` reads each upstream's health (cooldowns, in flight, latency). */
   readonly router: Router;
   readonly auth: BearerAuth;
   /** Every token the gateway knows, read each time (access tokens change): never in an error, a log or a response. */
   readonly secrets: readonly string[];
   /** The models `/v1/models` lists. */
   readonly models: readonly string[];
+  /**
+   * Replaces the routes (the options' upstream stays the last one). Requests already routed keep their upstream; a
+   * route that cannot be built throws, and the routes in use stay.
+   */
+  setRoutes(routes: readonly RouteSpec[]): void;
   /** Whether preflight `OPTIONS` is answered. */
   readonly cors: boolean;
   /** Headers added to every reply (the CORS ones, when configured). */
@@ -131,7 +148,11 @@ export interface GatewayContext {
   /** Whether every stream is resumable. */
   readonly resumable: boolean;
   readonly store: StreamStore;
+  readonly responses: ResponseStore;
+  /** Receives each finished request: the access log and the metrics. */
   readonly log: ((entry: AccessLogEntry) => void) | undefined;
+  /** The Prometheus metrics; undefined when off. */
+  readonly metrics: GatewayMetrics | undefined;
   /** The resumable generations in flight. */
   readonly generations: Generations;
   /** Telemetry, once `@opentelemetry/api` is loaded; undefined when off. */
@@ -154,9 +175,10 @@ export interface GatewayContext {
 /** Resolves the options into the context every request shares; `relayUpstreamStatus` for in-process translation. */
 export function resolveContext(options: GatewayOptions, relayUpstreamStatus = false): GatewayContext {
   const fallback = defaultRoute(options);
-  const routes = [...(options.routes ?? []), ...(fallback ? [fallback] : [])];
-  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
-  const router = new Router(routes, { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry });
+  const calls: UpstreamCalls = { fetch: options.fetch ?? ((input, init) => fetch(input, init)), ...options.upstreamRetry };
+  /** The keys of routes replaced by {@link GatewayContext.setRoutes}. */
+  const retired = new Set<string>();
+  let table = routingTable(options, fallback ? [...(options.routes ?? []), fallback] : (options.routes ?? []), calls);
   // With virtual keys and no static token, no request passes without a key.
   const auth = new BearerAuth(options.auth ?? (options.keys ? [] : undefined));
   const admin = options.adminToken === undefined ? undefined : new BearerAuth(options.adminToken);
@@ -168,25 +190,49 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
         ...(options.cors === '*' ? {} : { vary: 'Origin' }),
       }
     : {};
+  const streams = new StreamSlots(options.maxConcurrentStreams);
+  const store = options.store ?? new MemoryStreamStore();
+  const metrics =
+    options.metrics &&
+    new GatewayMetrics(options.metrics === true ? {} : options.metrics, {
+      streams: () => streams.open,
+      storeReady: () => store.ready(),
+      models: () => table.models,
+    });
+  const { log } = options;
   return {
-    router,
+    get router() {
+      return table.router;
+    },
+    get models() {
+      return table.models;
+    },
+    setRoutes(routes) {
+      const next = routingTable(options, fallback ? [...routes, fallback] : routes, calls);
+      // A request routed before the swap may still fail with its upstream's key in hand: that key stays a secret.
+      for (const secret of table.router.secrets) retired.add(secret);
+      table = next;
+    },
     auth,
     // Read when used: an upstream's access token changes while the gateway runs.
     get secrets() {
-      return [...auth.secrets, ...(admin?.secrets ?? []), ...router.secrets];
+      return [...auth.secrets, ...(admin?.secrets ?? []), ...table.router.secrets, ...retired, ...(metrics?.secrets ?? [])];
     },
-    // Only what a POST would route: `daemon` is not listed when no route serves it.
-    models: [
-      ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
-    ].filter((model) => router.pick(model) !== undefined),
     cors: Boolean(options.cors),
     headers,
     heartbeatMs: options.heartbeatMs,
     timeouts: resolveUpstreamTimeouts(options.upstreamTimeouts),
-    streams: new StreamSlots(options.maxConcurrentStreams),
+    streams,
     resumable: options.resumable === true,
-    store: options.store ?? new MemoryStreamStore(),
-    log: options.log,
+    store,
+    responses: options.responseStore ?? options.store?.responses?.() ?? new MemoryResponseStore(),
+    log: metrics
+      ? (entry) => {
+          log?.(entry);
+          metrics.observe(entry);
+        }
+      : log,
+    metrics,
     generations: new Generations(),
     telemetry: options.telemetry && loadTelemetry(options.telemetry),
     keys: options.keys && new KeyGate(options.keys.store, options.keys.counters ?? new MemoryKeyCounters(), prices),
@@ -195,6 +241,17 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
     draining: false,
     relayUpstreamStatus,
   };
+}
+
+/** The routes built into their router, and the models `/v1/models` lists from them. */
+function routingTable(options: GatewayOptions, routes: readonly RouteSpec[], calls: UpstreamCalls): { router: Router; models: readonly string[] } {
+  if (routes.length === 0) throw new RangeError('Give an upstream (with a dialect or an upstreamProtocol), a provider or routes');
+  const router = new Router(routes, calls);
+  // Only what a POST would route: `daemon` is not listed when no route serves it.
+  const models = [
+    ...new Set([options.model ?? 'daemon', ...routes.map((route) => route.model).filter((model) => !model.includes('*'))]),
+  ].filter((model) => router.pick(model) !== undefined);
+  return { router, models };
 }
 
 /** Starts loading `@opentelemetry/api`; a failure (not installed) fails each request with a 500 that says why. */

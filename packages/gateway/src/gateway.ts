@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type GatewayOptions, resolveContext } from './context.js';
 import { serveFetch, serveNode } from './http/adapters.js';
 import type { UpstreamHealth } from './upstreams/health.js';
+import type { RouteSpec } from './upstreams/router.js';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref?.());
@@ -46,6 +47,12 @@ export interface Gateway {
    * its recent failures, its answers in flight and the EWMA of its time to first event (docs/operations.md).
    */
   health(): UpstreamHealth[];
+  /**
+   * Replaces the routes while the gateway runs (a routing file read again, docs/operations.md): new requests take
+   * the new routes, requests already routed (streams in flight) keep their upstream. Throws a RangeError when a
+   * route cannot be built (a preset without its key); the routes in use then stay.
+   */
+  setRoutes(routes: readonly RouteSpec[]): void;
 }
 
 /**
@@ -70,5 +77,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       await context.keys?.counters.close();
     },
     health: () => context.router.health(),
+    setRoutes: (routes) => context.setRoutes(routes),
   };
 }

@@ -22,6 +22,7 @@ export type { Strategy } from './upstreams/strategy.js';
 export { type CooldownOptions, DEFAULT_COOLDOWN, type UpstreamHealth, type UpstreamState } from './upstreams/health.js';
 export { type AccessLogEntry, jsonLines } from './http/access-log.js';
 export type { GatewayTelemetryOptions } from './telemetry.js';
+export type { GatewayMetricsOptions } from './metrics.js';
 export {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,
@@ -30,6 +31,17 @@ export {
   type StreamStoreOptions,
 } from './state/store.js';
 export { MemoryStreamStore, type MemoryStreamStoreOptions } from './state/memory.js';
+export {
+  DEFAULT_MAX_RESPONSES,
+  DEFAULT_RESPONSE_MAX_BYTES,
+  DEFAULT_RESPONSE_TTL_MS,
+  MemoryResponseStore,
+  type MemoryResponseStoreOptions,
+  type ResponseStore,
+  type ResponseStoreOptions,
+  type StoredItem,
+  type StoredResponse,
+} from './state/responses.js';
 export { HttpError } from './http/errors.js';
 export type { KeysOptions } from './keys/gate.js';
 export {

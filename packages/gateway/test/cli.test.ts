@@ -285,6 +285,27 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
     expect(daemon.requests).toHaveLength(1);
   });
 
+  it('--response-store-max-responses bounds the response store: past it a stored response is a 507, none dropped', async () => {
+    daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
+    const child = run(['--upstream', daemon.url, '--dialect', 'typed', '--port', '0', '--response-store-max-responses', '1'], {
+      AI4TS_PROXY_TOKEN: 'cli-key',
+    });
+    const url = (await firstLine(child)).slice('listening on '.length);
+    const create = () =>
+      fetch(`${url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer cli-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'daemon', input: 'hi' }),
+      });
+    const kept = (await (await create()).json()) as { id: string; store: boolean };
+    expect(kept.store).toBe(true);
+    const refused = await create();
+    expect(refused.status).toBe(507);
+    expect(await refused.json()).toMatchObject({ error: { code: 'response_store_full' } });
+    const read = await fetch(`${url}/v1/responses/${kept.id}`, { headers: { authorization: 'Bearer cli-key' } });
+    expect(await read.json()).toMatchObject({ id: kept.id, status: 'completed' });
+  });
+
   it('reads a YAML routing file (by its extension), and names the line of a bad field', async () => {
     daemon = await startDaemon((res) => sendSse(res, TYPED_ANSWER));
     const dir = mkdtempSync(join(tmpdir(), 'ai4ts-routes-'));
@@ -315,6 +336,8 @@ describe('ai4ts-proxy', { timeout: 30_000 }, () => {
       [['--max-concurrent-streams', '0'], '--max-concurrent-streams must be an integer of at least 1'],
       [['--stream-store-max-bytes', '0'], '--stream-store-max-bytes must be an integer of at least 1'],
       [['--redis', 'redis://127.0.0.1:9', '--stream-store-max-streams', '5'], 'bound the memory store'],
+      [['--response-store-max-responses', '0'], '--response-store-max-responses must be an integer of at least 1'],
+      [['--redis', 'redis://127.0.0.1:9', '--response-store-max-bytes', '5'], 'Redis has its maxmemory'],
     ] as const;
     // In parallel: each run starts npx and tsx.
     const results = await Promise.all(

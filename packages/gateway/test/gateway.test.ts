@@ -57,11 +57,11 @@ describe('bad requests, in each protocol’s error shape', () => {
     });
   });
 
-  it('previous_response_id is refused: the gateway keeps no conversations', async () => {
+  it('an unknown previous_response_id is the 404 response_not_found (stored responses: responses-store*.test.ts)', async () => {
     const { gateway } = await daemonGateway();
     const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'sk-gateway', maxRetries: 0 });
     const error = await openai.responses.create({ model: 'm', input: 'hi', previous_response_id: 'resp_1' }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 400, param: 'previous_response_id' });
+    expect(error).toMatchObject({ status: 404, param: 'previous_response_id', code: 'response_not_found' });
   });
 });
 

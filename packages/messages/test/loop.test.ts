@@ -302,7 +302,8 @@ describe('the assistant turn goes back as received', () => {
       messageDelta('tool_use', { output_tokens: 20 }),
       messageStop,
     ];
-    // The mock writes no such blocks: the first answer's body is swapped for these bytes (the request still reaches it).
+    // The mock writes no such blocks: the first answer's body is swapped for these bytes (the request still reaches it,
+    // and its script gives the same seals, which the mock, as the API, takes back only when it gave them).
     let calls = 0;
     const swapFirst: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -310,7 +311,8 @@ describe('the assistant turn goes back as received', () => {
       await response.body?.cancel();
       return new Response(sseText(withExtras, { named: true }), { headers: { 'content-type': 'text/event-stream' } });
     };
-    const transport = await start([{ content: 'replaced' }, answer('Paris 18.')], swapFirst);
+    const issued = { reasoning: 'Paris first.', signature: 'EuYBCkQYAiJA', redactedThinking: 'EmwKAhgBEgy3va', content: 'replaced' };
+    const transport = await start([issued, answer('Paris 18.')], swapFirst);
     const { tool } = weatherTool();
     await runMessagesToolLoop(transport, request([tool]));
 

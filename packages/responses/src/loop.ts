@@ -2,17 +2,20 @@
  * The tool loop over the Responses API: its request and result types, and the message half of its adapter, whose
  * transcript is the growing list of input items. With `store` not false each step continues by
  * `previous_response_id` and sends only the new `function_call_output` items; with `store: false` it resends the
- * whole input (output items, reasoning included, exactly as received).
+ * whole input (output items, reasoning included, exactly as received). So does it, from then on, once a server shows
+ * that it keeps nothing: a response that says `store: false`, or a 400 or 404 on the `previous_response_id` (that
+ * step is sent again, whole).
  */
-import type {
-  LoopFields,
-  LoopState,
-  Tool,
-  ToolLoopEvent,
-  ToolLoopResult,
-  ToolLoopStream,
-  ToolResult,
-  WithoutTools,
+import {
+  ApiError,
+  type LoopFields,
+  type LoopState,
+  type Tool,
+  type ToolLoopEvent,
+  type ToolLoopResult,
+  type ToolLoopStream,
+  type ToolResult,
+  type WithoutTools,
 } from '@ai4ts/core';
 import { type LoopTurns, MODEL_IMAGE_TYPES, partsFor } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
@@ -62,14 +65,24 @@ export type ResponsesLoopState = LoopState<ResponsesLoopRequest, ResponseInputIt
 export function responsesLoopTurns(): LoopTurns<ResponsesLoopRequest, ResponseObject, ResponseInputItem> {
   // What the server already holds after the last response: its id, and how many transcript items it covers.
   let previous: { id: string; known: number } | undefined;
+  // Set once the server showed that it keeps nothing: from then on every step sends the whole conversation.
+  let stateless = false;
   return {
     stepRequest(request) {
       const input = toItems(request.input);
-      if (request.store === false || previous === undefined || input.length < previous.known) return { ...request, input };
+      if (request.store === false || stateless || previous === undefined || input.length < previous.known)
+        return { ...request, input };
       return { ...request, input: input.slice(previous.known), previous_response_id: previous.id };
     },
     stepDone(request, response) {
+      // A server that answers `store: false` did not keep the response: there is nothing to continue by id.
+      if (response.store === false) stateless = true;
       previous = { id: response.id, known: toItems(request.input).length + response.output.length };
+    },
+    stepFailed(request, sent, error) {
+      if (sent.previous_response_id === undefined || !refusedStoredId(error)) return undefined;
+      stateless = true;
+      return { ...request, input: toItems(request.input) };
     },
     readTurn(response) {
       const calls = response.output.filter((item): item is FunctionCallItem => item.type === 'function_call');
@@ -91,6 +104,16 @@ export function responsesLoopTurns(): LoopTurns<ResponsesLoopRequest, ResponseOb
     repairMessages: (_response, feedback) => [{ type: 'message', role: 'user', content: feedback }],
     withTools: (request, tools) => ({ ...request, tools: [...(request.tools ?? []), ...tools] }),
   };
+}
+
+/**
+ * Whether a server refused a step's `previous_response_id`: a 404 (it does not have the response) or a 400 (it keeps
+ * no responses at all) that names it, by its `param` or in its message.
+ */
+function refusedStoredId(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  const named = error.param === 'previous_response_id' || /previous.response/i.test(error.message);
+  return (error.status === 400 || error.status === 404) && named;
 }
 
 /** The refusal parts of a response's messages, joined; undefined when the model did not refuse. */

@@ -392,4 +392,60 @@ describe('round trips stay exact', () => {
     });
     expect(result.messages.slice(1, 3)).toEqual([reasoning, call]);
   });
+
+  /** A server that keeps no responses: each request is answered by its script, or refused with `refusal`. */
+  async function serveStateless(answers: Array<Script | { status: number; error: Json }>) {
+    const bodies: Json[] = [];
+    const running = await serve((_req, res, n) => {
+      bodies.push(JSON.parse(running.bodies[n - 1] ?? '') as Json);
+      const answer = answers[n - 1];
+      if (answer === undefined) res.writeHead(500).end('{"error":{"message":"unexpected request"}}');
+      else if (answer instanceof Script) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sseText(answer.events, { named: true }));
+      else res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: answer.error }));
+    });
+    server = running;
+    return { transport: new Transport({ baseURL: running.baseURL, apiKey: 'sk-test', maxRetries: 0 }), bodies };
+  }
+
+  const callItem = { id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'call_1', name: 'get_time', arguments: '{"tz":"UTC"}' };
+  const wholeConversation = [
+    { type: 'message', role: 'user', content: 'Time?' },
+    callItem,
+    { type: 'function_call_output', call_id: 'call_1', output: '12:00 UTC' },
+  ];
+
+  it('a server that answers store: false gets the whole conversation on the next step', async () => {
+    const first = new Script().start().completed([callItem], { id: 'resp_1', store: false });
+    const { transport, bodies } = await serveStateless([first, answerScript('resp_2', 'Noon.')]);
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools: [getTime] });
+    expect(result.text).toBe('Noon.');
+    expect(bodies[1]).toMatchObject({ input: wholeConversation });
+    expect(bodies[1]).not.toHaveProperty('previous_response_id');
+  });
+
+  it.each([
+    [400, { message: 'previous_response_id is not supported by the gateway', type: 'invalid_request_error', param: 'previous_response_id', code: null }],
+    [404, { message: "Previous response with id 'resp_1' not found.", type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' }],
+  ])('a %i on previous_response_id is answered by resending the whole conversation, then on every step', async (status, error) => {
+    const first = new Script().start().completed([callItem], { id: 'resp_1' });
+    const second = new Script().start().completed([{ ...callItem, id: 'fc_2', call_id: 'call_2' }], { id: 'resp_2' });
+    const { transport, bodies } = await serveStateless([first, { status, error }, second, answerScript('resp_3', 'Noon.')]);
+    const result = await runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools: [getTime] });
+    expect(result.text).toBe('Noon.');
+    expect(bodies).toHaveLength(4);
+    expect(bodies[1]).toMatchObject({ previous_response_id: 'resp_1' });
+    expect(bodies[2]).toMatchObject({ input: wholeConversation });
+    expect(bodies[2]).not.toHaveProperty('previous_response_id');
+    // Once refused, the loop does not try the id again.
+    expect(bodies[3]).not.toHaveProperty('previous_response_id');
+    expect((bodies[3] as { input: unknown[] }).input).toHaveLength(5);
+  });
+
+  it('another 400 fails the step as it is', async () => {
+    const first = new Script().start().completed([callItem], { id: 'resp_1' });
+    const error = { message: 'Invalid tools', type: 'invalid_request_error', param: 'tools', code: null };
+    const { transport, bodies } = await serveStateless([first, { status: 400, error }]);
+    await expect(runResponsesToolLoop(transport, { model: 'gpt-5', input: 'Time?', tools: [getTime] })).rejects.toMatchObject({ status: 400 });
+    expect(bodies).toHaveLength(2);
+  });
 });

@@ -127,3 +127,27 @@ export function chatEvents(
 export function isChatBody(body: unknown): body is ChatRequestBody {
   return isRecord(body) && Array.isArray(body.messages);
 }
+
+/**
+ * What OpenAI rejects in a conversation, as its 400 message; undefined for one it takes: a `tool` message that answers
+ * no call of the assistant message before it, and an assistant's `tool_calls` not each answered by the tool messages
+ * right after it.
+ */
+export function chatRequestProblem(body: ChatRequestBody): string | undefined {
+  let open: string[] | undefined;
+  for (const [index, message] of body.messages.entries()) {
+    if (message.role === 'tool') {
+      const at = open?.indexOf(String(message.tool_call_id)) ?? -1;
+      if (!open || at < 0)
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (messages[${index}])`;
+      open.splice(at, 1);
+      continue;
+    }
+    if (open?.length)
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`;
+    open = message.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls.map((call) => call.id) : undefined;
+  }
+  if (open?.length)
+    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`;
+  return undefined;
+}

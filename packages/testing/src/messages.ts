@@ -61,6 +61,7 @@ export function messagesError(type: string, message: string) {
 }
 
 type ContentBlock =
+  | { type: 'redacted_thinking'; data: string }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
@@ -107,7 +108,11 @@ export function messagesEvents(
   };
 
   blocks.forEach((block, index) => {
-    if (block.type === 'thinking') {
+    if (block.type === 'redacted_thinking') {
+      // It comes whole in its start event.
+      push('content_block_start', { index, content_block: block });
+      if (index === 0) push('ping');
+    } else if (block.type === 'thinking') {
       push('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       if (index === 0) push('ping');
       for (const thinking of splitText(block.thinking, random, 1, 6)) delta(index, { type: 'thinking_delta', thinking });
@@ -142,6 +147,7 @@ export function messagesEvents(
 /** Thinking, text and tool_use blocks; the signature is drawn first so the stream and the JSON of one seed agree. */
 function contentBlocks(turn: ResolvedTurn, random: () => number): ContentBlock[] {
   const blocks: ContentBlock[] = [];
+  if (turn.redactedThinking !== undefined) blocks.push({ type: 'redacted_thinking', data: turn.redactedThinking });
   if (turn.reasoning)
     blocks.push({ type: 'thinking', thinking: turn.reasoning, signature: turn.signature ?? `Eq${randomId(random, 94)}` });
   // The API never answers with an empty text block (and rejects one sent back), except for an empty turn.
@@ -165,11 +171,14 @@ function messageShell(body: MessagesRequestBody, { id }: RenderContext) {
   return { id, type: 'message', role: 'assistant', model: body.model ?? 'mock-model', content: [], stop_reason: null, stop_sequence: null };
 }
 
+/** Anthropic's `input_tokens` counts only the input after the last cache breakpoint: cache reads and writes apart. */
 function usageOf(turn: ResolvedTurn, outputTokens: number) {
+  const read = usageDetail(turn.usage, 'prompt_tokens_details', 'cached_tokens');
+  const written = usageDetail(turn.usage, 'prompt_tokens_details', 'cache_creation_tokens');
   return {
-    input_tokens: turn.usage.prompt_tokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: usageDetail(turn.usage, 'prompt_tokens_details', 'cached_tokens'),
+    input_tokens: turn.usage.prompt_tokens - read - written,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
     output_tokens: outputTokens,
   };
 }
@@ -198,4 +207,61 @@ export function messagesTurn(turn: MockTurn, body: MessagesRequestBody): MockTur
   const name = typeof choice.name === 'string' ? choice.name : '';
   const input = isRecord(object) ? object : {};
   return { ...rest, toolCalls: [...(turn.toolCalls ?? []), { name, arguments: input }] };
+}
+
+const THINKING_FIRST =
+  'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.';
+
+/**
+ * What Anthropic rejects in a conversation, as its 400 message; undefined for one it takes: a `tool_result` without
+ * its `tool_use` in the assistant message before, a `tool_use` without its `tool_result` in the user message after,
+ * a `thinking` block whose signature (or a `redacted_thinking` block whose data) this server did not give (`issued`),
+ * and with thinking enabled, a last assistant message with tool use that does not start with thinking.
+ */
+export function messagesRequestProblem(body: MessagesRequestBody, issued: ReadonlySet<string>): string | undefined {
+  const blocksOf = (message: MessagesInputMessage | undefined) => (Array.isArray(message?.content) ? message.content : []);
+  const ids = (message: MessagesInputMessage | undefined, type: string, field: string) =>
+    blocksOf(message).flatMap((block) => (block.type === type ? [String(block[field])] : []));
+  for (const [index, message] of body.messages.entries()) {
+    const uses = message.role === 'assistant' ? ids(message, 'tool_use', 'id') : [];
+    for (const [n, block] of blocksOf(message).entries()) {
+      if (block.type === 'thinking' && (typeof block.signature !== 'string' || block.signature === ''))
+        return `messages.${index}.content.${n}.thinking.signature: Field required`;
+      if (block.type === 'thinking' && !issued.has(String(block.signature)))
+        return `messages.${index}.content.${n}: Invalid \`signature\` in \`thinking\` block`;
+      if (block.type === 'redacted_thinking' && !issued.has(String(block.data)))
+        return `messages.${index}.content.${n}: Invalid \`data\` in \`redacted_thinking\` block`;
+    }
+    if (message.role === 'user') {
+      const before = body.messages[index - 1];
+      const called = before?.role === 'assistant' ? ids(before, 'tool_use', 'id') : [];
+      const unexpected = ids(message, 'tool_result', 'tool_use_id').filter((id) => !called.includes(id));
+      if (unexpected.length)
+        return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+    const after = body.messages[index + 1];
+    const answered = after?.role === 'user' ? ids(after, 'tool_result', 'tool_use_id') : [];
+    const unanswered = uses.filter((id) => !answered.includes(id));
+    if (unanswered.length)
+      return `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  const thinking = isRecord(body.thinking) && body.thinking.type === 'enabled';
+  const last = body.messages.findLastIndex((message) => message.role === 'assistant');
+  const lastBlocks = blocksOf(body.messages[last]);
+  const first = lastBlocks[0]?.type;
+  if (thinking && lastBlocks.some((block) => block.type === 'tool_use') && first !== 'thinking' && first !== 'redacted_thinking')
+    return `messages.${last}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. ${THINKING_FIRST}`;
+  return undefined;
+}
+
+/** The thinking signatures and redacted data of an answer, which a later request may send back. */
+export function thinkingSeals(answer: unknown): string[] {
+  const content = isRecord(answer) && Array.isArray(answer.content) ? answer.content.filter(isRecord) : [];
+  return content.flatMap((block) =>
+    block.type === 'thinking' && typeof block.signature === 'string'
+      ? [block.signature]
+      : block.type === 'redacted_thinking' && typeof block.data === 'string'
+        ? [block.data]
+        : [],
+  );
 }

@@ -269,3 +269,26 @@ function responseShell(body: ResponsesRequestBody, { id, created }: RenderContex
     metadata: body.metadata ?? {},
   };
 }
+
+/**
+ * What OpenAI rejects in a (resolved) conversation, as its 400 message; undefined for one it takes: a
+ * `function_call_output` whose call is not in the input before it, and a reasoning item whose `encrypted_content`
+ * this server did not give (`issued`).
+ */
+export function responsesRequestProblem(body: ResponsesRequestBody, issued: ReadonlySet<string>): string | undefined {
+  const calls = new Set<string>();
+  for (const item of inputItems(body.input)) {
+    if (item.type === 'function_call') calls.add(String(item.call_id));
+    else if (item.type === 'function_call_output' && !calls.has(String(item.call_id)))
+      return `No tool call found for function call output with call_id ${String(item.call_id)}.`;
+    else if (item.type === 'reasoning' && item.encrypted_content !== undefined && !issued.has(String(item.encrypted_content)))
+      return `The encrypted content for item ${String(item.id ?? 'reasoning')} could not be verified.`;
+  }
+  return undefined;
+}
+
+/** The `encrypted_content` of an answer's reasoning items, which a later request may send back. */
+export function encryptedContents(answer: unknown): string[] {
+  const output = isRecord(answer) && Array.isArray(answer.output) ? answer.output.filter(isRecord) : [];
+  return output.flatMap((item) => (item.type === 'reasoning' && typeof item.encrypted_content === 'string' ? [item.encrypted_content] : []));
+}

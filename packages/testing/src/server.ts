@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
-import { type ChatRequestBody, chatCompletion, chatEvents, isChatBody } from './chat.js';
+import { type ChatRequestBody, chatCompletion, chatEvents, chatRequestProblem, isChatBody } from './chat.js';
 import { embeddingsAnswer, type JsonAnswer, type MockEmbeddingsOptions, rerankAnswer } from './embeddings.js';
 import { seededRandom } from './fragment.js';
 import {
@@ -28,14 +28,18 @@ import {
   messagesErrorType,
   messagesEvents,
   messagesPrompt,
+  messagesRequestProblem,
   messagesTurn,
+  thinkingSeals,
 } from './messages.js';
 import {
+  encryptedContents,
   isResponsesBody,
   type ResponsesRequestBody,
   responseObject,
   responsesEvents,
   responsesPrompt,
+  responsesRequestProblem,
   StoredResponses,
 } from './responses.js';
 import { type MockTurn, type RenderContext, type ResolvedTurn, resolveTurn } from './turn.js';
@@ -123,6 +127,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   const stored = new StoredResponses();
   /** Every Gemini thought signature given, which a Gemini 3 request must send back unchanged. */
   const signatures = new Set<string>();
+  /** Every Messages thinking signature and redacted data, and Responses encrypted reasoning, given: only these come back. */
+  const sealed = new Set<string>();
   let steps = 0;
   /** Embeddings and rerank requests so far, which `embeddings.httpErrors` is counted by (the script is not asked). */
   let vectorRequests = 0;
@@ -149,9 +155,11 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       if (!isChatBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with a messages array');
+      const problem = chatRequestProblem(body);
+      if (problem !== undefined) return sendError(res, path, 400, problem, 'invalid_request_error');
       const step = ++steps;
       const turn = await turnFor(script, { protocol: 'chat', body, step, headers });
-      return answer(res, renderers.chat, body, turn, step, seed);
+      return answer(res, renderers.chat, body, turn, step, seed, sealed);
     }
     if (req.method === 'POST' && path === '/v1/responses') {
       if (!isResponsesBody(body)) return sendError(res, path, 400, 'The body must be a JSON object with an input string or array');
@@ -160,17 +168,21 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
         const message = `Previous response with id '${body.previous_response_id}' not found.`;
         return sendError(res, path, 400, message, 'previous_response_not_found');
       }
+      const problem = responsesRequestProblem(conversation, sealed);
+      if (problem !== undefined) return sendError(res, path, 400, problem, 'invalid_request_error');
       const step = ++steps;
       const turn = await turnFor(script, { protocol: 'responses', body: conversation, step, headers });
       // Rendered from the whole conversation: its usage counts every input token, as the API bills a continued turn.
-      return stored.store(conversation, await answer(res, renderers.responses, conversation, turn, step, seed));
+      return stored.store(conversation, await answer(res, renderers.responses, conversation, turn, step, seed, sealed));
     }
     if (req.method === 'POST' && path === '/v1/messages') {
       if (!isMessagesBody(body))
         return sendError(res, path, 400, 'The body must be a JSON object with a messages array and a numeric max_tokens');
+      const problem = messagesRequestProblem(body, sealed);
+      if (problem !== undefined) return sendError(res, path, 400, problem);
       const step = ++steps;
       const turn = messagesTurn(await turnFor(script, { protocol: 'messages', body, step, headers }), body);
-      return answer(res, renderers.messages, body, turn, step, seed);
+      return answer(res, renderers.messages, body, turn, step, seed, sealed);
     }
     if (req.method === 'POST' && (path === '/v1/embeddings' || path === '/v1/rerank')) {
       const failure = embeddings.httpErrors?.[vectorRequests++];
@@ -208,8 +220,10 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
         prompt: geminiPrompt,
         json: (turn, b, ctx) => geminiResponse(turn, b, ctx, render),
         events: (turn, b, ctx, error) => geminiEvents(turn, b, ctx, render, error),
+        // Its signatures are kept as it renders them (`issued`).
+        seals: () => [],
       };
-      return answer(res, renderer, { ...geminiBody, stream: streamed }, scripted, step, seed);
+      return answer(res, renderer, { ...geminiBody, stream: streamed }, scripted, step, seed, signatures);
     }
     sendError(res, path, 404, `No route for ${req.method} ${path}`, 'not_found');
   }
@@ -244,6 +258,8 @@ interface Renderer<B> {
   prompt(body: B): string;
   json(turn: ResolvedTurn, body: B, context: RenderContext): unknown;
   events(turn: ResolvedTurn, body: B, context: RenderContext, streamError: MockTurn['streamError']): SseMessage[];
+  /** What the answer seals its reasoning with, which only this server will take back (signatures, encrypted content). */
+  seals(json: unknown): string[];
 }
 
 const renderers: {
@@ -257,6 +273,7 @@ const renderers: {
     prompt: (body) => JSON.stringify(body.messages),
     json: chatCompletion,
     events: chatEvents,
+    seals: () => [],
   },
   responses: {
     answerId: (step) => `resp_mock_${step}`,
@@ -264,6 +281,7 @@ const renderers: {
     prompt: responsesPrompt,
     json: responseObject,
     events: responsesEvents,
+    seals: encryptedContents,
   },
   messages: {
     answerId: (step) => `msg_mock_${step}`,
@@ -271,6 +289,7 @@ const renderers: {
     prompt: messagesPrompt,
     json: messageObject,
     events: messagesEvents,
+    seals: thinkingSeals,
   },
 };
 
@@ -289,6 +308,7 @@ async function answer<B extends MockRequestBody>(
   scripted: MockTurn,
   step: number,
   seed: number,
+  sealed: Set<string>,
 ): Promise<unknown> {
   if (scripted.httpError) {
     const { status, body: errorBody } = scripted.httpError;
@@ -308,6 +328,8 @@ async function answer<B extends MockRequestBody>(
   const whole = render();
   // Built for a stream too: it is the answer the server remembers (Responses' stored conversations).
   const json = renderer.json(whole.turn, body, whole.context);
+  // Issued as the answer is made: a client that has the answer may send its seals back at once.
+  for (const seal of renderer.seals(json)) sealed.add(seal);
   if (body.stream !== true) {
     sendJson(res, 200, json);
     return json;

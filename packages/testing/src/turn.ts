@@ -36,6 +36,8 @@ export interface MockTurn {
   reasoning?: string;
   /** Messages: the thinking block's `signature` (default: seeded, `Eq` and 94 characters), for tests that assert the exact turn sent back. */
   signature?: string;
+  /** Messages: a `redacted_thinking` block with this data, before the thinking (other protocols: nothing). */
+  redactedThinking?: string;
   content?: string;
   /**
    * A structured answer: sent as the content's JSON (Chat Completions, Responses, and Messages when the request has
@@ -83,6 +85,8 @@ export interface ResolvedTurn {
   reasoning: string;
   /** The scripted thinking signature, if any (Messages). */
   signature?: string;
+  /** The scripted redacted thinking, if any (Messages). */
+  redactedThinking?: string;
   content: string;
   /** The scripted structured answer, if any (its JSON is also `content`). */
   object?: unknown;
@@ -115,6 +119,7 @@ export function resolveTurn(turn: MockTurn, promptText: string, random: () => nu
   return {
     reasoning,
     ...(turn.signature !== undefined && { signature: turn.signature }),
+    ...(turn.redactedThinking !== undefined && { redactedThinking: turn.redactedThinking }),
     content,
     ...(turn.object !== undefined && { object: turn.object }),
     refusal: turn.refusal,

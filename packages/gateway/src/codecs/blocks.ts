@@ -6,7 +6,7 @@
  * is the first of parallel tool calls; the next calls follow as soon as the one before is complete.
  */
 import { type BridgeEvent, CompletionBuilder } from '@ai4ts/bridge';
-import type { WriteOptions } from './neutral.js';
+import { type Seal, sealOf, type WriteOptions } from './neutral.js';
 
 /** What a block holds. */
 export type BlockKind = 'reasoning' | 'text' | 'tool';
@@ -20,8 +20,8 @@ export interface Block {
   /** Tool calls: the call id and the tool's name. */
   id: string;
   name: string;
-  /** Reasoning: Messages' thinking signature, when the upstream gave one. */
-  signature: string | undefined;
+  /** Reasoning: the upstream's seal of it, when it gave one (a redacted block is its seal alone). */
+  seal: Seal | undefined;
   /** Nothing more will come for it. */
   done: boolean;
 }
@@ -30,7 +30,7 @@ export interface Block {
 export type BlockOp =
   | { op: 'open'; block: Block }
   | { op: 'delta'; block: Block; delta: string }
-  | { op: 'signature'; block: Block; signature: string }
+  | { op: 'seal'; block: Block; seal: Seal }
   | { op: 'close'; block: Block };
 
 /** See the file comment. `push` each event, then `finish()` once the events ended well. */
@@ -53,10 +53,22 @@ export class BlockSequencer {
         this.#text('reasoning', event.delta, ops);
         break;
       case 'reasoning.signature': {
-        const block = [this.#open, ...this.#waiting].findLast((b) => b?.kind === 'reasoning');
-        if (!block) break;
-        block.signature = event.signature;
-        if (block === this.#open) ops.push({ op: 'signature', block, signature: event.signature });
+        const seal = sealOf(event);
+        const signed = seal.redacted
+          ? undefined
+          : [this.#open, ...this.#waiting].findLast((b) => b?.kind === 'reasoning' && b.seal === undefined);
+        if (signed) {
+          signed.seal = seal;
+          if (signed === this.#open) ops.push({ op: 'seal', block: signed, seal });
+          break;
+        }
+        // Redacted reasoning, or a seal with no text before it (an encrypted reasoning item without a summary): a
+        // block of its own, complete as it opens.
+        const block = newBlock('reasoning', '', '');
+        block.seal = seal;
+        block.done = true;
+        this.#enter(block, ops);
+        if (block === this.#open) this.#close(ops);
         break;
       }
       case 'tool_call.start': {
@@ -110,7 +122,8 @@ export class BlockSequencer {
 
   #text(kind: 'text' | 'reasoning', delta: string, ops: BlockOp[]): void {
     const open = this.#open;
-    if (open?.kind === kind && this.#waiting.length === 0) {
+    // Reasoning after a seal is the next block of reasoning: the seal is the block's before it.
+    if (open?.kind === kind && open.seal === undefined && this.#waiting.length === 0) {
       open.text += delta;
       ops.push({ op: 'delta', block: open, delta });
       return;
@@ -118,7 +131,7 @@ export class BlockSequencer {
     if (open?.kind === 'tool') {
       // A call is still streaming its arguments: the text waits behind it.
       const last = this.#waiting.at(-1);
-      if (last?.kind === kind && !last.done) last.text += delta;
+      if (last?.kind === kind && !last.done && last.seal === undefined) last.text += delta;
       else {
         if (last && last.kind !== 'tool') last.done = true;
         const block = newBlock(kind, '', '');
@@ -167,14 +180,14 @@ export class BlockSequencer {
       if (!block) return;
       this.#start(block, ops);
       if (block.text) ops.push({ op: 'delta', block, delta: block.text });
-      if (block.signature !== undefined) ops.push({ op: 'signature', block, signature: block.signature });
+      if (block.seal !== undefined && !block.seal.redacted) ops.push({ op: 'seal', block, seal: block.seal });
       if (block.done) this.#close(ops);
     }
   }
 }
 
 function newBlock(kind: BlockKind, id: string, name: string): Block {
-  return { kind, index: -1, text: '', id, name, signature: undefined, done: false };
+  return { kind, index: -1, text: '', id, name, seal: undefined, done: false };
 }
 
 /** What a block writer folds: the answer's state (usage, finish reason) and its blocks. */

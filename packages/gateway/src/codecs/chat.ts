@@ -2,15 +2,22 @@
 import { CHAT_PROTOCOL } from '@ai4ts/chat';
 import { isRecord } from '@ai4ts/core/internal';
 import { z } from 'zod';
-import { toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
+import { type BridgeEvent, toOpenAICompletion, toOpenAISse } from '@ai4ts/bridge';
 import { badRequest, parseBody } from './bad-request.js';
 import {
   assistantTurn,
+  cacheOf,
   carries,
   type GatewayRequest,
+  marksCache,
   type Part,
   type ProtocolCodec,
+  type ReasoningPart,
   type ResponseFormat,
+  readSeal,
+  type Seal,
+  sealOf,
+  sealText,
   stringOf,
   type ToolChoice,
   type ToolSpec,
@@ -122,9 +129,11 @@ function userParts(content: unknown, dropped: string[]): Part[] {
   const parts: Part[] = [];
   for (const part of Array.isArray(content) ? content : []) {
     if (!isRecord(part)) continue;
-    if (part.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    // `cache_control` on a part: Anthropic's marker as OpenAI-compatible gateways take it (LiteLLM, OpenRouter).
+    const cache = cacheOf(part.cache_control);
+    if (part.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text, ...(cache && { cache }) });
     else if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
-      parts.push({ type: 'image', url: part.image_url.url });
+      parts.push({ type: 'image', url: part.image_url.url, ...(cache && { cache }) });
     else dropped.push(`messages[].content[].${String(part.type)}`);
   }
   return parts;
@@ -145,7 +154,9 @@ function readTurns(messages: readonly Record<string, unknown>[], dropped: string
       case 'assistant': {
         const turn = assistantTurn(turns);
         turn.text += textOf(message.content);
-        if (typeof message.reasoning_content === 'string' && message.reasoning_content)
+        const blocks = thinkingBlocksOf(message.thinking_blocks);
+        if (blocks.length) turn.reasoning.push(...blocks);
+        else if (typeof message.reasoning_content === 'string' && message.reasoning_content)
           turn.reasoning.push({ text: message.reasoning_content });
         for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
           if (!isRecord(call) || !isRecord(call.function)) continue;
@@ -165,6 +176,55 @@ function readTurns(messages: readonly Record<string, unknown>[], dropped: string
     }
   }
   return { system: system.length ? system.join('\n\n') : undefined, turns };
+}
+
+/**
+ * The `thinking_blocks` vendor field of an assistant message (LiteLLM's, in Anthropic's block shapes): the reasoning
+ * with its seals, which `reasoning_content` (text only) cannot carry. A signature as is is Anthropic's; another
+ * vendor's is in an envelope (see neutral.ts).
+ */
+function thinkingBlocksOf(value: unknown): ReasoningPart[] {
+  const parts: ReasoningPart[] = [];
+  for (const block of Array.isArray(value) ? value.filter(isRecord) : []) {
+    if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      const seal = typeof block.signature === 'string' ? readSeal(block.signature, 'messages') : undefined;
+      parts.push({ text: block.thinking, ...(seal && { seal }) });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+      parts.push({ text: '', seal: { origin: 'messages', value: block.data, redacted: true } });
+  }
+  return parts;
+}
+
+/** A reasoning block of the `thinking_blocks` field. */
+function thinkingBlock(text: string, seal: Seal): Record<string, unknown> {
+  if (seal.redacted && seal.origin === 'messages') return { type: 'redacted_thinking', data: seal.value };
+  return { type: 'thinking', thinking: text, signature: sealText(seal, 'messages') };
+}
+
+/**
+ * Folds an answer's sealed reasoning into `thinking_blocks` as the events go by: each seal closes the reasoning
+ * before it. Reasoning without a seal is only in `reasoning_content`.
+ */
+class ThinkingBlocks {
+  #text = '';
+  readonly blocks: Record<string, unknown>[] = [];
+
+  async *tap(events: AsyncIterable<BridgeEvent>): AsyncGenerator<BridgeEvent> {
+    for await (const event of events) {
+      if (event.type === 'reasoning') this.#text += event.delta;
+      else if (event.type === 'reasoning.signature') {
+        const seal = sealOf(event);
+        this.blocks.push(thinkingBlock(seal.redacted ? '' : this.#text, seal));
+        if (!seal.redacted) this.#text = '';
+      }
+      yield event;
+    }
+  }
+
+  /** The vendor field, when the answer had sealed reasoning. */
+  field(): { thinking_blocks: Record<string, unknown>[] } | undefined {
+    return this.blocks.length ? { thinking_blocks: this.blocks } : undefined;
+  }
 }
 
 function readTools(tools: ProxyRequest['tools'], dropped: string[]): ToolSpec[] {
@@ -221,6 +281,7 @@ function parse(json: unknown): GatewayRequest {
   // The gateway's answers hold one choice and no logprobs: n > 1 is named like the logprobs fields.
   if (body.n !== undefined && body.n !== null && body.n > 1) dropped.push('n');
   const { system, turns } = readTurns(body.messages, dropped);
+  const tools = readTools(body.tools, dropped);
   const sessionId = stringOf(body.metadata?.session_id) ?? stringOf(body.user);
   const reasoningEffort = effortOf(body.reasoning_effort);
   if (body.reasoning_effort && !reasoningEffort) dropped.push(`reasoning_effort=${body.reasoning_effort}`);
@@ -231,7 +292,7 @@ function parse(json: unknown): GatewayRequest {
     stream: body.stream === true,
     system,
     turns,
-    tools: readTools(body.tools, dropped),
+    tools,
     toolChoice: readToolChoice(body.tool_choice),
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: body.temperature ?? undefined,
@@ -243,6 +304,7 @@ function parse(json: unknown): GatewayRequest {
     user: body.user ?? undefined,
     serviceTier: body.service_tier ?? undefined,
     responseFormat: readFormat(body.response_format),
+    cacheControl: marksCache({ turns, tools }),
     reasoningEffort,
     includeUsage: body.stream_options?.include_usage === true,
     sessionId,
@@ -323,11 +385,25 @@ export const chatCodec: ProtocolCodec = {
     user: 'user',
     serviceTier: 'service_tier',
     responseFormat: 'response_format',
+    // Read on parts, as OpenAI-compatible gateways take it; OpenAI itself has no marker (it caches by itself).
+    cacheControl: { name: 'messages[].content[].cache_control', carries: () => false },
   },
   errorBody: (_status, error) => ({ error }),
   streamError: (error) => ({ data: JSON.stringify({ error }) }),
-  stream: (events, options) => toOpenAISse(events, { ...writerOptions(options), includeUsage: options.includeUsage }),
-  aggregate: (events, options) => toOpenAICompletion(events, writerOptions(options)),
+  stream: (events, options) => {
+    const thinking = new ThinkingBlocks();
+    return toOpenAISse(thinking.tap(events), {
+      ...writerOptions(options),
+      includeUsage: options.includeUsage,
+      finishDelta: () => thinking.field(),
+    });
+  },
+  aggregate: async (events, options) => {
+    const thinking = new ThinkingBlocks();
+    const completion = await toOpenAICompletion(thinking.tap(events), writerOptions(options));
+    const [choice] = completion.choices;
+    return { ...completion, choices: [{ ...choice, message: { ...choice.message, ...thinking.field() } }] };
+  },
   body,
   upstreamHeaders: {},
   // <think> text stays content: the gateway hands on what the upstream sent.

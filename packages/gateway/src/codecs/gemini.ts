@@ -4,7 +4,7 @@
  *
  * Thought signatures: a function call's `thoughtSignature` travels in the call's id (see {@link encodeCallId}), the
  * one field every protocol's client sends back unchanged with the call and its result; a thought part's signature is
- * the reasoning's signature (`ReasoningPart.signature`, a `reasoning.signature` event); a text part's, which only
+ * the reasoning's seal (`ReasoningPart.seal`, a `reasoning.signature` event of origin `gemini`); a text part's, which only
  * Gemini's clients can send back, is a {@link TEXT_SIGNATURE} event and the turn's `textSignature`. Each goes back on
  * the part it came with when the turn goes to a Gemini upstream.
  */
@@ -25,6 +25,10 @@ import {
   type PathRoute,
   type ProtocolCodec,
   type ResponseFormat,
+  readSeal,
+  sealFor,
+  sealOf,
+  sealText,
   type ToolChoice,
   type ToolSpec,
   type Turn,
@@ -187,12 +191,14 @@ function readTurns(contents: GeminiRequest['contents'], dropped: string[]): Turn
       for (const [n, part] of content.parts.entries()) {
         const signature = typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined;
         if (typeof part.text === 'string' && part.thought === true) {
+          // Gemini's own signature, or another vendor's seal that a Gemini client kept in this field.
+          const seal = signature === undefined ? undefined : readSeal(signature, 'gemini');
           // A streamed thought comes in pieces, its signature on the last: one reasoning part, as Messages has it.
           const last = turn.reasoning.at(-1);
-          if (last && last.signature === undefined && n > 0 && content.parts[n - 1]?.thought === true) {
+          if (last && last.seal === undefined && n > 0 && content.parts[n - 1]?.thought === true) {
             last.text += part.text;
-            if (signature !== undefined) last.signature = signature;
-          } else turn.reasoning.push({ text: part.text, ...(signature !== undefined && { signature }) });
+            if (seal) last.seal = seal;
+          } else turn.reasoning.push({ text: part.text, ...(seal && { seal }) });
         }
         else if (typeof part.text === 'string') {
           turn.text += part.text;
@@ -324,6 +330,7 @@ function parse(json: unknown, route?: PathRoute): GatewayRequest {
     user: undefined,
     serviceTier: undefined,
     responseFormat: readFormat(config),
+    cacheControl: undefined,
     reasoningEffort: effortOf(config?.thinkingConfig),
     includeUsage: true,
     sessionId: undefined,
@@ -359,9 +366,11 @@ function body(request: GatewayRequest, _model: string): Record<string, unknown> 
       user([{ functionResponse: response }]);
     } else {
       const parts: GeminiPart[] = [];
-      // A thought goes back only with its signature: without one it is the model's text to nobody.
-      for (const part of turn.reasoning)
-        if (part.signature !== undefined) parts.push({ text: part.text, thought: true, thoughtSignature: part.signature });
+      // A thought goes back only with Gemini's signature: without one it is the model's text to nobody.
+      for (const part of turn.reasoning) {
+        const seal = sealFor(part, 'gemini');
+        if (seal) parts.push({ text: part.text, thought: true, thoughtSignature: seal.value });
+      }
       if (turn.text || turn.textSignature !== undefined)
         parts.push({ text: turn.text, ...(turn.textSignature !== undefined && { thoughtSignature: turn.textSignature }) });
       for (const call of turn.toolCalls) {
@@ -487,7 +496,7 @@ function partOf(event: BridgeEvent, options: WriteOptions): GeminiPart | undefin
     case 'reasoning':
       return { text: event.delta, thought: true };
     case 'reasoning.signature':
-      return { text: '', thought: true, thoughtSignature: event.signature };
+      return { text: '', thought: true, thoughtSignature: sealText(sealOf(event), 'gemini') };
     case 'tool_call.done':
       return options.toolCalls === 'client' ? callPart(event.id, event.name, event.arguments) : undefined;
     case 'unknown':
@@ -571,7 +580,7 @@ async function* readGemini(response: Response, options: Parameters<ProtocolCodec
           ...(signature !== undefined && { signature }),
         });
       else if (signature === undefined || typeof part.text !== 'string') continue;
-      else if (part.thought === true) signatures.push({ type: 'reasoning.signature', signature });
+      else if (part.thought === true) signatures.push({ type: 'reasoning.signature', signature, origin: 'gemini' });
       else signatures.push({ type: 'unknown', name: TEXT_SIGNATURE, data: signature });
     }
     return signatures;
@@ -624,6 +633,8 @@ export const geminiCodec: ProtocolCodec = {
     user: undefined,
     serviceTier: undefined,
     responseFormat: 'generationConfig.responseJsonSchema',
+    // Gemini caches by `cachedContent`, made beforehand: no marker.
+    cacheControl: undefined,
   },
   errorBody,
   streamError,

@@ -8,15 +8,22 @@ import { type BridgeEvent, openAIErrorObject } from '@ai4ts/bridge';
 import { type Block, type BlockOp, blockAnswer, blockSteps, foldBlocks } from './blocks.js';
 import { badRequest, parseBody } from './bad-request.js';
 import {
+  type CacheControl,
+  cacheOf,
   carries,
   EFFORT_BUDGETS,
   newId,
   type GatewayErrorObject,
   type GatewayRequest,
+  marksCache,
   numberOf,
   type Part,
   type ProtocolCodec,
   type ResponseFormat,
+  readSeal,
+  type Seal,
+  sealFor,
+  sealText,
   stringOf,
   type ToolChoice,
   type Turn,
@@ -103,10 +110,16 @@ function textOf(content: unknown): string {
 function imageOf(block: Record<string, unknown>): Part | undefined {
   const source = block.source;
   if (!isRecord(source)) return undefined;
-  if (source.type === 'url' && typeof source.url === 'string') return { type: 'image', url: source.url };
+  const cache = cacheOf(block.cache_control);
+  if (source.type === 'url' && typeof source.url === 'string') return { type: 'image', url: source.url, ...(cache && { cache }) };
   if (source.type === 'base64' && typeof source.data === 'string' && typeof source.media_type === 'string')
-    return { type: 'image', url: `data:${source.media_type};base64,${source.data}` };
+    return { type: 'image', url: `data:${source.media_type};base64,${source.data}`, ...(cache && { cache }) };
   return undefined;
+}
+
+/** The `cache_control` field of a marked block. */
+function marker(cache: CacheControl | undefined): { cache_control?: CacheControl } {
+  return cache ? { cache_control: cache } : {};
 }
 
 function readTurns(messages: readonly { role: string; content: unknown }[], dropped: string[]): Turn[] {
@@ -116,11 +129,11 @@ function readTurns(messages: readonly { role: string; content: unknown }[], drop
       const turn: Extract<Turn, { role: 'assistant' }> = { role: 'assistant', text: '', reasoning: [], toolCalls: [] };
       for (const block of blocksOf(message.content)) {
         if (block.type === 'text' && typeof block.text === 'string') turn.text += block.text;
-        else if (block.type === 'thinking' && typeof block.thinking === 'string')
-          turn.reasoning.push({
-            text: block.thinking,
-            ...(typeof block.signature === 'string' && block.signature !== '' && { signature: block.signature }),
-          });
+        else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+          const seal = typeof block.signature === 'string' ? readSeal(block.signature, 'messages') : undefined;
+          turn.reasoning.push({ text: block.thinking, ...(seal && { seal }) });
+        } else if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+          turn.reasoning.push({ text: '', seal: { origin: 'messages', value: block.data, redacted: true } });
         else if (block.type === 'tool_use')
           turn.toolCalls.push({ id: String(block.id ?? ''), name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) });
         else dropped.push(`messages[].content[].${String(block.type)}`);
@@ -130,14 +143,17 @@ function readTurns(messages: readonly { role: string; content: unknown }[], drop
     }
     const parts: Part[] = [];
     for (const block of blocksOf(message.content)) {
+      const cache = cacheOf(block.cache_control);
       if (block.type === 'tool_result')
         turns.push({
           role: 'tool',
           callId: String(block.tool_use_id ?? ''),
           output: textOf(block.content),
           isError: block.is_error === true,
+          ...(cache && { cache }),
         });
-      else if (block.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text });
+      else if (block.type === 'text' && typeof block.text === 'string')
+        parts.push({ type: 'text', text: block.text, ...(cache && { cache }) });
       else {
         const image = block.type === 'image' ? imageOf(block) : undefined;
         if (image) parts.push(image);
@@ -178,14 +194,19 @@ function parse(json: unknown): GatewayRequest {
   const tools = [];
   for (const tool of body.tools ?? []) {
     if (tool.type !== undefined && tool.type !== 'custom') dropped.push(`tools[].${String(tool.type)}`);
-    else
+    else {
+      const cache = cacheOf(tool.cache_control);
       tools.push({
         name: tool.name,
         ...(typeof tool.description === 'string' && { description: tool.description }),
         parameters: isRecord(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} },
+        ...(cache && { cache }),
       });
+    }
   }
   const system = body.system === undefined || body.system === null ? undefined : textOf(body.system);
+  // The system prompt is one text: a marker on any of its blocks caches it whole.
+  const systemCache = blocksOf(body.system).map((block) => cacheOf(block.cache_control)).findLast((cache) => cache !== undefined);
   const choice = body.tool_choice;
   const disable = choice && choice.type !== 'none' ? (choice.disable_parallel_tool_use ?? undefined) : undefined;
   dropped.push(...uncarriedKeys('metadata', body.metadata, ['user_id', 'session_id']));
@@ -194,6 +215,7 @@ function parse(json: unknown): GatewayRequest {
     model: body.model,
     stream: body.stream === true,
     system,
+    ...(systemCache && { systemCache }),
     turns,
     tools,
     toolChoice: readToolChoice(body.tool_choice),
@@ -207,6 +229,7 @@ function parse(json: unknown): GatewayRequest {
     user: body.metadata?.user_id ?? undefined,
     serviceTier: body.service_tier ?? undefined,
     responseFormat: readFormat(body.output_config, dropped),
+    cacheControl: marksCache({ turns, tools, systemCache }),
     reasoningEffort: effortOf(body.thinking),
     includeUsage: true,
     sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.metadata?.user_id),
@@ -215,10 +238,10 @@ function parse(json: unknown): GatewayRequest {
   };
 }
 
-function imageBlock(url: string): Record<string, unknown> {
+function imageBlock(url: string, cache: CacheControl | undefined): Record<string, unknown> {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  if (data) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
-  return { type: 'image', source: { type: 'url', url } };
+  if (data) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] }, ...marker(cache) };
+  return { type: 'image', source: { type: 'url', url }, ...marker(cache) };
 }
 
 function inputOf(text: string): unknown {
@@ -240,29 +263,50 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
   };
   for (const turn of request.turns) {
     if (turn.role === 'user')
-      user(turn.parts.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : imageBlock(part.url))));
+      user(
+        turn.parts.map((part) =>
+          part.type === 'text' ? { type: 'text', text: part.text, ...marker(part.cache) } : imageBlock(part.url, part.cache),
+        ),
+      );
     else if (turn.role === 'tool')
-      user([{ type: 'tool_result', tool_use_id: turn.callId, content: turn.output, ...(turn.isError && { is_error: true }) }]);
+      user([
+        {
+          type: 'tool_result',
+          tool_use_id: turn.callId,
+          content: turn.output,
+          ...(turn.isError && { is_error: true }),
+          ...marker(turn.cache),
+        },
+      ]);
     else {
       const content: Record<string, unknown>[] = [];
-      // Thinking goes back only with its signature: the API refuses it without one.
-      for (const part of turn.reasoning)
-        if (part.signature !== undefined) content.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+      // Thinking goes back only with Anthropic's signature: the API refuses it without one, or with another's.
+      for (const part of turn.reasoning) {
+        const seal = sealFor(part, 'messages');
+        if (seal?.redacted) content.push({ type: 'redacted_thinking', data: seal.value });
+        else if (seal) content.push({ type: 'thinking', thinking: part.text, signature: seal.value });
+      }
       if (turn.text) content.push({ type: 'text', text: turn.text });
       for (const call of turn.toolCalls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: inputOf(call.arguments) });
       messages.push({ role: 'assistant', content });
     }
   }
-  const budget = request.reasoningEffort === undefined ? undefined : EFFORT_BUDGETS[request.reasoningEffort];
+  // With thinking on, Anthropic wants the last assistant turn of a tool loop to begin with its own thinking: a turn
+  // that another vendor (or a client without it) made has none, and the request goes without thinking instead.
+  const last = request.turns.findLast((turn) => turn.role === 'assistant');
+  const unsigned = last !== undefined && last.toolCalls.length > 0 && !last.reasoning.some((part) => sealFor(part, 'messages'));
+  const budget = request.reasoningEffort === undefined || unsigned ? undefined : EFFORT_BUDGETS[request.reasoningEffort];
   // max_tokens must exceed the thinking budget.
   const maxTokens = Math.max(request.maxTokens ?? 4096, budget === undefined ? 0 : budget + 1024);
   const out: Record<string, unknown> = { model, max_tokens: maxTokens, messages, stream: true };
-  if (request.system !== undefined) out.system = request.system;
+  if (request.system !== undefined)
+    out.system = request.systemCache ? [{ type: 'text', text: request.system, cache_control: request.systemCache }] : request.system;
   if (request.tools.length)
     out.tools = request.tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined && { description: tool.description }),
       input_schema: tool.parameters,
+      ...marker(tool.cache),
     }));
   const choice = request.toolChoice;
   const toolChoice: Record<string, unknown> | undefined =
@@ -313,18 +357,31 @@ export function stopReason(reason: FinishReason): string {
   return reasons[reason] ?? reason;
 }
 
+/**
+ * Messages' usage: its `input_tokens` leaves out what was read from or written to the cache, which the other protocols
+ * count in their prompt tokens (their `cached_tokens`; Messages' own writes as `cache_creation_tokens`).
+ */
 function usageOf(usage: Usage | undefined) {
-  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const details = usage?.prompt_tokens_details;
+  const read = numberOf(details?.cached_tokens);
+  const written = numberOf(details?.cache_creation_tokens);
   return {
-    input_tokens: usage?.prompt_tokens ?? 0,
+    input_tokens: (usage?.prompt_tokens ?? 0) - (read ?? 0) - (written ?? 0),
     output_tokens: usage?.completion_tokens ?? 0,
-    ...(typeof cached === 'number' && { cache_read_input_tokens: cached }),
+    ...(read !== undefined && { cache_read_input_tokens: read }),
+    ...(written !== undefined && { cache_creation_input_tokens: written }),
   };
+}
+
+/** A reasoning block for a Messages client: Anthropic's redacted thinking as it came, any other seal in the signature. */
+function thinkingBlock(text: string, seal: Seal | undefined): Record<string, unknown> {
+  if (seal?.redacted && seal.origin === 'messages') return { type: 'redacted_thinking', data: seal.value };
+  return { type: 'thinking', thinking: text, signature: seal ? sealText(seal, 'messages') : '' };
 }
 
 function contentBlock(block: Block): Record<string, unknown> {
   if (block.kind === 'text') return { type: 'text', text: block.text };
-  if (block.kind === 'reasoning') return { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
+  if (block.kind === 'reasoning') return thinkingBlock(block.text, block.seal);
   return { type: 'tool_use', id: block.id, name: block.name, input: inputOf(block.text) };
 }
 
@@ -341,7 +398,10 @@ function opEvents(op: BlockOp): SseMessage[] {
         block.kind === 'text'
           ? { type: 'text', text: '' }
           : block.kind === 'reasoning'
-            ? { type: 'thinking', thinking: '', signature: '' }
+            ? // A redacted block opens whole; a thinking block's signature comes last, as a delta.
+              block.seal?.redacted
+              ? thinkingBlock('', block.seal)
+              : { type: 'thinking', thinking: '', signature: '' }
             : { type: 'tool_use', id: block.id, name: block.name, input: {} };
       return [event('content_block_start', { index, content_block: empty })];
     }
@@ -354,8 +414,8 @@ function opEvents(op: BlockOp): SseMessage[] {
             : { type: 'input_json_delta', partial_json: op.delta };
       return [event('content_block_delta', { index, delta })];
     }
-    case 'signature':
-      return [event('content_block_delta', { index, delta: { type: 'signature_delta', signature: op.signature } })];
+    case 'seal':
+      return [event('content_block_delta', { index, delta: { type: 'signature_delta', signature: sealText(op.seal, 'messages') } })];
     case 'close':
       return [event('content_block_stop', { index })];
   }
@@ -420,6 +480,7 @@ export const messagesCodec: ProtocolCodec = {
     serviceTier: 'service_tier',
     // A JSON mode without a schema has no equivalent.
     responseFormat: { name: 'output_config.format', carries: (request) => request.responseFormat?.type === 'json_schema' },
+    cacheControl: 'cache_control',
   },
   errorBody,
   streamError: (error) => errorEvent(error.message),
@@ -430,18 +491,24 @@ export const messagesCodec: ProtocolCodec = {
   read: (response, options) =>
     readWithListener(MESSAGES_PROTOCOL.createListener(undefined, options.quirks), MESSAGES_PROTOCOL, response, {
       ...options,
-      // The thinking signature is not a normalized event: read it off the wire.
+      // The thinking signature and redacted thinking are not normalized events: read them off the wire.
       peek: (sse) => {
-        if (sse.event !== 'content_block_delta' || !sse.data.includes('signature_delta')) return undefined;
+        const delta = sse.event === 'content_block_delta' && sse.data.includes('signature_delta');
+        const redacted = sse.event === 'content_block_start' && sse.data.includes('redacted_thinking');
+        if (!delta && !redacted) return undefined;
+        let data: unknown;
         try {
-          const data: unknown = JSON.parse(sse.data);
-          const delta = isRecord(data) && isRecord(data.delta) ? data.delta : undefined;
-          return delta?.type === 'signature_delta' && typeof delta.signature === 'string'
-            ? { type: 'reasoning.signature', signature: delta.signature }
-            : undefined;
+          data = JSON.parse(sse.data);
         } catch {
           return undefined;
         }
+        const field = isRecord(data) ? (delta ? data.delta : data.content_block) : undefined;
+        if (!isRecord(field)) return undefined;
+        if (field.type === 'signature_delta' && typeof field.signature === 'string')
+          return { type: 'reasoning.signature', signature: field.signature, origin: 'messages' };
+        if (field.type === 'redacted_thinking' && typeof field.data === 'string')
+          return { type: 'reasoning.signature', signature: field.data, origin: 'messages', redacted: true };
+        return undefined;
       },
     }),
 };

@@ -5,15 +5,25 @@
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
 import type { ProtocolName, ProviderQuirks } from '@ai4ts/core';
-import type { ResultSummary } from '@ai4ts/core/internal';
+import { isRecord, type ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
-import type { BridgeEvent, OpenAIErrorObject } from '@ai4ts/bridge';
+import type { BridgeEvent, OpenAIErrorObject, ReasoningSignatureEvent } from '@ai4ts/bridge';
+import { badRequest } from './bad-request.js';
 
 /** The wire protocols the gateway speaks, in and out: every `ProtocolName`. */
 export type GatewayProtocol = ProtocolName;
 
+/**
+ * A prompt-cache breakpoint (Messages' `cache_control`): the prompt up to the block it marks is cached. Only Messages
+ * takes markers; OpenAI caches prefixes by itself, Gemini by `cachedContent`.
+ */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 /** A user content part. An image's `url` is an http(s) URL or a `data:` URL. */
-export type Part = { type: 'text'; text: string } | { type: 'image'; url: string };
+export type Part = { type: 'text'; text: string; cache?: CacheControl } | { type: 'image'; url: string; cache?: CacheControl };
 
 /** A tool call of the model; its id is kept as is across protocols. */
 export interface ToolCallSpec {
@@ -23,13 +33,80 @@ export interface ToolCallSpec {
   arguments: string;
 }
 
+/** The protocols whose vendors seal their reasoning. */
+export type SealingProtocol = 'messages' | 'responses' | 'gemini';
+
 /**
- * Reasoning the model produced before, sent back; `signature` is the vendor's (Messages' thinking signature, or the
- * `thoughtSignature` of a Gemini thought part), sent back where it came from.
+ * Reasoning's proof, valid only at the vendor that made it: Messages' thinking `signature` (or, `redacted`, the data of
+ * a `redacted_thinking` block), Responses' `encrypted_content`, Gemini's `thoughtSignature`. It goes back only to an
+ * upstream of its `origin`: another vendor would refuse it, and the reasoning then goes as nothing (see each body).
  */
+export interface Seal {
+  origin: SealingProtocol;
+  value: string;
+  /** Messages' `redacted_thinking`: the reasoning is encrypted whole, there is no text. */
+  redacted?: true;
+}
+
+/** Reasoning the model produced before, sent back with its seal when it has one. */
 export interface ReasoningPart {
   text: string;
-  signature?: string;
+  seal?: Seal;
+}
+
+/**
+ * A seal that is not the inbound protocol's own travels through that protocol's clients in an envelope: this prefix
+ * and the seal's JSON in base64url. No vendor's signature has a dot in it (they are base64 or base64url), so an
+ * envelope is never taken for one.
+ */
+const ENVELOPE = 'ai4ts.seal.';
+
+function base64url(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+}
+
+function fromBase64url(text: string): string {
+  const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
+  return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+}
+
+/**
+ * The seal as a client of `protocol` keeps it in its own field: as is when the client's protocol made it (Messages'
+ * signature to a Messages client, ...), else in an envelope. A Messages `redacted_thinking` written into Messages is
+ * its own block (see messages.ts), not this.
+ */
+export function sealText(seal: Seal, protocol: GatewayProtocol): string {
+  if (seal.origin === protocol && !seal.redacted) return seal.value;
+  return ENVELOPE + base64url(JSON.stringify(seal));
+}
+
+/**
+ * The seal a client of `protocol` sent back in its field: an envelope opened, else the protocol's own vendor's (none
+ * for Chat, whose vendors have no seal). A damaged envelope is no seal: the reasoning goes back as unsigned.
+ */
+export function readSeal(text: string, protocol: GatewayProtocol): Seal | undefined {
+  if (!text.startsWith(ENVELOPE)) return protocol === 'chat' || text === '' ? undefined : { origin: protocol, value: text };
+  try {
+    const value: unknown = JSON.parse(fromBase64url(text.slice(ENVELOPE.length)));
+    if (!isRecord(value)) return undefined;
+    const { origin, value: sealed, redacted } = value;
+    if ((origin !== 'messages' && origin !== 'responses' && origin !== 'gemini') || typeof sealed !== 'string') return undefined;
+    return { origin, value: sealed, ...(redacted === true && { redacted }) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The seal a `reasoning.signature` event carries. */
+export function sealOf(event: ReasoningSignatureEvent): Seal {
+  return { origin: event.origin ?? 'messages', value: event.signature, ...(event.redacted === true && { redacted: true }) };
+}
+
+/** The seal to send to an upstream of `protocol`: the part's, when that protocol made it. */
+export function sealFor(part: ReasoningPart, protocol: GatewayProtocol): Seal | undefined {
+  return part.seal?.origin === protocol ? part.seal : undefined;
 }
 
 /** One turn of the conversation. */
@@ -43,13 +120,14 @@ export type Turn =
       /** The `thoughtSignature` of a Gemini answer's text: sent back on its text part to a Gemini upstream. */
       textSignature?: string;
     }
-  | { role: 'tool'; callId: string; output: string; isError: boolean };
+  | { role: 'tool'; callId: string; output: string; isError: boolean; cache?: CacheControl };
 
 /** A client tool: a function with a JSON Schema for its arguments. */
 export interface ToolSpec {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  cache?: CacheControl;
 }
 
 /** Which tool the model must (or must not) call. */
@@ -79,6 +157,8 @@ export interface CarriedOptions {
   /** Carried only to an upstream of the inbound protocol: the protocols name different tiers. */
   serviceTier: string | undefined;
   responseFormat: ResponseFormat | undefined;
+  /** `true` when the request marks cache breakpoints (on its parts, tools, system or tool results). */
+  cacheControl: true | undefined;
 }
 
 /** The name of one of the {@link CarriedOptions}. */
@@ -98,6 +178,8 @@ export interface GatewayRequest extends CarriedOptions {
   stream: boolean;
   /** System and developer prompts, joined with a blank line. */
   system: string | undefined;
+  /** A cache breakpoint at the end of the system prompt. */
+  systemCache?: CacheControl;
   turns: Turn[];
   tools: ToolSpec[];
   toolChoice: ToolChoice | undefined;
@@ -234,7 +316,16 @@ export function unknownFields(raw: Record<string, unknown>, known: ReadonlySet<s
 }
 
 /** The options to carry, in the order the translation table of docs/gateway.md lists them. */
-const CARRIED: readonly CarriedOption[] = ['stop', 'seed', 'topK', 'parallelToolCalls', 'user', 'serviceTier', 'responseFormat'];
+const CARRIED: readonly CarriedOption[] = [
+  'stop',
+  'seed',
+  'topK',
+  'parallelToolCalls',
+  'user',
+  'serviceTier',
+  'responseFormat',
+  'cacheControl',
+];
 
 function fieldName(field: OptionField): string | undefined {
   return typeof field === 'object' ? field.name : field;
@@ -268,6 +359,24 @@ export function uncarriedKeys(
   return Object.keys(value)
     .filter((key) => !carried.includes(key) && value[key] !== undefined && value[key] !== null)
     .map((key) => `${field}.${key}`);
+}
+
+/** A `cache_control` field as a marker, undefined when absent; a 400 naming it when it is not one. */
+export function cacheOf(value: unknown): CacheControl | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ttl = isRecord(value) ? value.ttl : undefined;
+  if (!isRecord(value) || value.type !== 'ephemeral' || (ttl !== undefined && ttl !== '5m' && ttl !== '1h'))
+    throw badRequest('cache_control: expected {"type": "ephemeral"} with an optional ttl of "5m" or "1h"', 'cache_control');
+  return { type: 'ephemeral', ...((ttl === '5m' || ttl === '1h') && { ttl }) };
+}
+
+/** Whether any part, tool, tool result or the system prompt of a request marks a cache breakpoint. */
+export function marksCache(request: Pick<GatewayRequest, 'turns' | 'tools' | 'systemCache'>): true | undefined {
+  const marked =
+    request.systemCache !== undefined ||
+    request.tools.some((tool) => tool.cache) ||
+    request.turns.some((turn) => (turn.role === 'user' ? turn.parts.some((part) => part.cache) : turn.role === 'tool' && turn.cache));
+  return marked || undefined;
 }
 
 /** A provider-style id: `prefix` and a UUID without its dashes (`msg_…`, `resp_…`, `fc_…`). */

@@ -16,6 +16,9 @@ import {
   type Part,
   type ProtocolCodec,
   type ResponseFormat,
+  readSeal,
+  sealFor,
+  sealText,
   stringOf,
   type ToolChoice,
   type ToolSpec,
@@ -143,7 +146,8 @@ function readInput(input: string | Record<string, unknown>[], dropped: string[])
     else if (type === 'reasoning') {
       const summary = Array.isArray(item.summary) ? item.summary.filter(isRecord) : [];
       const text = summary.map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
-      if (text) assistantTurn(turns).reasoning.push({ text });
+      const seal = typeof item.encrypted_content === 'string' ? readSeal(item.encrypted_content, 'responses') : undefined;
+      if (text || seal) assistantTurn(turns).reasoning.push({ text, ...(seal && { seal }) });
     } else dropped.push(`input[].${String(type)}`);
   }
   return { system, turns };
@@ -227,6 +231,7 @@ function parse(json: unknown): GatewayRequest {
     user: body.user ?? undefined,
     serviceTier: body.service_tier ?? undefined,
     responseFormat: readFormat(body.text, dropped),
+    cacheControl: undefined,
     reasoningEffort,
     includeUsage: true,
     sessionId: stringOf(body.metadata?.session_id) ?? stringOf(body.user),
@@ -249,7 +254,16 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
       });
     else if (turn.role === 'tool') input.push({ type: 'function_call_output', call_id: turn.callId, output: turn.output });
     else {
-      // Reasoning is not sent back: the API accepts only its own reasoning items, by id or encrypted.
+      // Reasoning goes back only as OpenAI's own encrypted items: the API takes no other (without `store`, no ids).
+      for (const part of turn.reasoning) {
+        const seal = sealFor(part, 'responses');
+        if (seal)
+          input.push({
+            type: 'reasoning',
+            summary: part.text ? [{ type: 'summary_text', text: part.text }] : [],
+            encrypted_content: seal.value,
+          });
+      }
       if (turn.text)
         input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
       for (const call of turn.toolCalls)
@@ -272,6 +286,10 @@ function body(request: GatewayRequest, model: string): Record<string, unknown> {
   if (request.temperature !== undefined) out.temperature = request.temperature;
   if (request.topP !== undefined) out.top_p = request.topP;
   if (request.reasoningEffort !== undefined) out.reasoning = { effort: request.reasoningEffort, summary: 'auto' };
+  // Without `store`, the reasoning comes encrypted to go back with the next turn (a reasoning model's only: others
+  // refuse the include).
+  if (request.reasoningEffort !== undefined || input.some((item) => item.type === 'reasoning'))
+    out.include = ['reasoning.encrypted_content'];
   if (request.tools.length && carries(responsesCodec, request, 'parallelToolCalls'))
     out.parallel_tool_calls = request.parallelToolCalls;
   if (carries(responsesCodec, request, 'user')) out.user = request.user;
@@ -314,7 +332,12 @@ function outputText(text: string) {
 /** A block as a finished (or, while streaming, an opening) output item. */
 function outputItem(block: Block, id: string, done: boolean, status = done ? 'completed' : 'in_progress'): Record<string, unknown> {
   if (block.kind === 'reasoning')
-    return { id, type: 'reasoning', summary: done ? [{ type: 'summary_text', text: block.text }] : [] };
+    return {
+      id,
+      type: 'reasoning',
+      summary: done && block.text ? [{ type: 'summary_text', text: block.text }] : [],
+      ...(done && block.seal && { encrypted_content: sealText(block.seal, 'responses') }),
+    };
   if (block.kind === 'text')
     return { id, type: 'message', status, role: 'assistant', content: done ? [outputText(block.text)] : [] };
   return { id, type: 'function_call', status, call_id: block.id, name: block.name, arguments: done ? block.text : '' };
@@ -337,7 +360,8 @@ function opEvents(op: BlockOp, ids: ItemIds): Record<string, unknown>[] {
       if (block.kind === 'reasoning') return [{ type: 'response.reasoning_summary_text.delta', ...part, delta: op.delta }];
       if (block.kind === 'text') return [{ type: 'response.output_text.delta', ...part, delta: op.delta, logprobs: [] }];
       return [{ type: 'response.function_call_arguments.delta', ...at, delta: op.delta }];
-    case 'signature':
+    case 'seal':
+      // The finished item carries it.
       return [];
     case 'close': {
       const done = { type: 'response.output_item.done', output_index: block.index, item: outputItem(block, item_id, true) };
@@ -465,6 +489,8 @@ export const responsesCodec: ProtocolCodec = {
     user: 'user',
     serviceTier: 'service_tier',
     responseFormat: 'text.format',
+    // OpenAI caches prompt prefixes by itself.
+    cacheControl: undefined,
   },
   errorBody: (_status, error) => ({ error }),
   streamError: (error) => ({ event: 'error', data: JSON.stringify(errorEvent(error)) }),
@@ -473,5 +499,21 @@ export const responsesCodec: ProtocolCodec = {
   body,
   upstreamHeaders: {},
   read: (response, options) =>
-    readWithListener(RESPONSES_PROTOCOL.createListener(undefined, options.quirks), RESPONSES_PROTOCOL, response, options),
+    readWithListener(RESPONSES_PROTOCOL.createListener(undefined, options.quirks), RESPONSES_PROTOCOL, response, {
+      ...options,
+      // The encrypted reasoning is not a normalized event: read it off the finished item.
+      peek: (sse) => {
+        if (!sse.data.includes('encrypted_content')) return undefined;
+        let data: unknown;
+        try {
+          data = JSON.parse(sse.data);
+        } catch {
+          return undefined;
+        }
+        const item = isRecord(data) && data.type === 'response.output_item.done' && isRecord(data.item) ? data.item : undefined;
+        return item?.type === 'reasoning' && typeof item.encrypted_content === 'string' && item.encrypted_content !== ''
+          ? { type: 'reasoning.signature', signature: item.encrypted_content, origin: 'responses' }
+          : undefined;
+      },
+    }),
 };

@@ -8,6 +8,8 @@ export interface AccessLogEntry {
   requestId: string;
   method: string;
   path: string;
+  /** The route template the path matched (`/v1/chat/completions`, `/v1beta/models/{model}:generateContent`). */
+  route?: string;
   /** The protocol the client spoke. */
   protocol?: string;
   model?: string;
@@ -21,6 +23,10 @@ export interface AccessLogEntry {
   status: number;
   /** Until the answer was complete (for a stream: its last event), in milliseconds. */
   durationMs: number;
+  /** Until the upstream's first event arrived, in milliseconds (time to first token). */
+  firstEventMs?: number;
+  /** Retries of the upstream call (before its headers or its first event). */
+  retries?: number;
   stream?: boolean;
   /** A resumable stream's id. */
   streamId?: string;

@@ -52,7 +52,7 @@ function sendNode(context: GatewayContext, res: ServerResponse, reply: Outgoing,
     return;
   }
   res.writeHead(reply.status, headers);
-  res.end(reply.json);
+  res.end(reply.body);
 }
 
 /**
@@ -150,7 +150,7 @@ export async function serveFetch(context: GatewayContext, request: Request): Pro
         },
         { headers, heartbeatMs: context.heartbeatMs },
       );
-    return new Response(reply.json ?? null, { status: reply.status, headers });
+    return new Response(reply.body ?? null, { status: reply.status, headers });
   } catch (error) {
     // The answer could not be built: the upstream must not go on for nobody, and the caller still gets a reply.
     controller.abort(error);

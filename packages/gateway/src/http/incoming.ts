@@ -10,6 +10,8 @@ export interface Reply {
   headers: Record<string, string>;
   /** A JSON body. */
   body?: unknown;
+  /** A text body (the metrics), its `content-type` in the headers. */
+  text?: string;
   /** An SSE body (status 200): the adapters stream it with heartbeats. */
   stream?: AsyncIterable<SseMessage>;
 }

@@ -1,7 +1,7 @@
 /** The gateway on node:http: its server's timeouts on client connections, and a graceful shutdown. */
 import { createServer, type Server } from 'node:http';
 import type { GatewayOptions } from '../context.js';
-import { createGateway } from '../gateway.js';
+import { createGateway, type Gateway } from '../gateway.js';
 
 /** node:http's timeouts on client connections, in milliseconds; 0 turns one off. */
 export interface ServerTimeouts {
@@ -47,6 +47,8 @@ export interface ListeningGateway {
    * `generationsMs` more (default: `deadlineMs`), and releases the store.
    */
   shutdown(options?: { deadlineMs?: number; generationsMs?: number }): Promise<void>;
+  /** {@link Gateway.setRoutes}: replaces the routes; streams in flight keep their upstream. */
+  setRoutes: Gateway['setRoutes'];
 }
 
 /** Starts {@link createGateway} on node:http, on 127.0.0.1 unless `host` says otherwise. */
@@ -86,6 +88,7 @@ export async function listenGateway(options: ListenOptions): Promise<ListeningGa
   return {
     server,
     url: `http://${hostname}:${address.port}`,
+    setRoutes: gateway.setRoutes,
     shutdown: async ({ deadlineMs = 30_000, generationsMs = deadlineMs } = {}) => {
       server.close();
       await gateway.drain(deadlineMs);

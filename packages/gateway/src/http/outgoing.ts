@@ -8,11 +8,11 @@ import type { SseMessage } from '@ai4ts/sse';
 import type { GatewayContext } from '../context.js';
 import type { Reply } from './incoming.js';
 
-/** A reply ready to send: sendable headers, and a JSON text or an SSE stream, both scrubbed. */
+/** A reply ready to send: sendable headers, and a body (JSON or text) or an SSE stream, both scrubbed. */
 export interface Outgoing {
   status: number;
   headers: Record<string, string>;
-  json?: string;
+  body?: string;
   stream?: AsyncIterable<SseMessage>;
 }
 
@@ -45,7 +45,7 @@ const DATA_HEADERS = new Set(['x-session-id', 'retry-after']);
 
 /**
  * The reply as it may leave: the context's headers under the reply's, each scrubbed, the session id encoded and
- * any other value that cannot be sent dropped; the body serialized and scrubbed; each stream message scrubbed.
+ * any other value that cannot be sent dropped; the body (serialized, when JSON) scrubbed; each stream message scrubbed.
  */
 export function outgoing(context: GatewayContext, reply: Reply): Outgoing {
   const headers: Record<string, string> = {};
@@ -58,9 +58,9 @@ export function outgoing(context: GatewayContext, reply: Reply): Outgoing {
   const out: Outgoing = { status: reply.status, headers };
   if (reply.stream) out.stream = scrubbed(reply.stream, context.secrets);
   else if (reply.body !== undefined) {
-    out.json = JSON.stringify(scrubJson(reply.body, context.secrets));
+    out.body = JSON.stringify(scrubJson(reply.body, context.secrets));
     out.headers = { 'content-type': 'application/json', ...headers };
-  }
+  } else if (reply.text !== undefined) out.body = redact(reply.text, context.secrets);
   return out;
 }
 

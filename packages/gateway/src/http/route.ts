@@ -3,6 +3,7 @@ import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4t
 import {
   abortError,
   DROPPED_HEADER,
+  isRecord,
   type ModelSpan,
   RESUMABLE_HEADER,
   redact,
@@ -42,6 +43,9 @@ import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
 import { scrubMessage } from './outgoing.js';
 import { ownerOf } from './owner.js';
+import { passThrough } from './passthrough.js';
+import { StoredTurn } from './resolve.js';
+import { matchResponsesApi, runInBackground, serveResponsesApi } from './responses-api.js';
 
 const MODELS = '/v1/models';
 const STREAMS = /^\/v1\/streams\/([^/]+)$/;
@@ -104,11 +108,13 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
     durationMs: 0,
   };
   const started = performance.now();
+  const template = path === context.metrics?.path ? path : routeOf(path, codec);
+  if (template !== undefined) entry.route = template;
   let span: RequestSpan | undefined;
   let reply: Reply;
   try {
-    span = context.telemetry && (await context.telemetry).startRequest(request, routeOf(path, codec));
-    reply = await answer(context, request, path, matched, signal, entry, span);
+    span = context.telemetry && (await context.telemetry).startRequest(request, template);
+    reply = await answer(context, request, path, matched, signal, entry, span, started);
   } catch (error) {
     reply = errorReply(context, error, codec);
     if (!(error instanceof HttpError)) entry.error = openAIErrorObject(error).code ?? 'upstream_error';
@@ -136,9 +142,11 @@ async function answer(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
 ): Promise<Reply> {
   const codec = matched?.codec;
   if (request.method === 'OPTIONS' && context.cors) return preflight();
+  if (path === context.metrics?.path) return context.metrics.scrape(request);
   if (path === '/healthz' || path === '/readyz') {
     if (request.method !== 'GET') throw notAllowed('GET', path);
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
@@ -155,6 +163,13 @@ async function answer(
     }
     if (context.draining) throw shuttingDown();
     return answerVectors(context, vectors, parseJson(await request.text()), signal, entry);
+  }
+  const stored = matchResponsesApi(request.method, path);
+  if (stored) {
+    const key = await identify(context, request);
+    if (key) entry.keyName = key.name;
+    const replay = (id: string, after: number) => resume(context, request, id, `${id}:${after}`, signal, entry);
+    return serveResponsesApi(context, request, stored, replay);
   }
   const streamId = STREAMS.exec(path)?.[1];
   if (!codec && path !== MODELS && streamId === undefined)
@@ -174,14 +189,27 @@ async function answer(
   entry.protocol = codec.name;
   if (matched?.refused !== undefined) throw matched.refused;
   const text = await request.text();
-  const parsed = codec.parse(parseJson(text), matched?.route);
+  const json = parseJson(text);
+  const upstreamState = codec.name === 'responses' ? statefulUpstream(context, json) : undefined;
+  if (upstreamState) {
+    entry.model = upstreamState.model;
+    entry.upstream = upstreamState.target.name;
+    return passThrough(context, upstreamState.target, upstreamState.body, signal);
+  }
+  // Stored Responses: references resolved before translation, the answer kept (resolve.ts).
+  const turn = codec.name === 'responses' ? await StoredTurn.of(context, await ownerOf(request), json) : undefined;
+  const parsed = codec.parse(turn?.body ?? json, matched?.route);
   entry.model = parsed.model;
   entry.stream = parsed.stream;
-  const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
-  const owner = resumable ? await ownerOf(request) : undefined;
   const call = key && (await context.keys?.admit(key, parsed, text.length));
   try {
-    return await complete(context, codec, parsed, owner, signal, entry, span, call);
+    if (turn?.background)
+      return await runInBackground(turn, parsed.stream, (owner) =>
+        complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, started, call, turn),
+      );
+    const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
+    const owner = resumable ? await ownerOf(request) : undefined;
+    return await complete(context, codec, parsed, owner, signal, entry, span, started, call, turn);
   } catch (error) {
     // Refused before any output (no route, the stream cap, the upstream's error): the reservation goes back.
     if (call) entry.cost = call.end();
@@ -199,6 +227,14 @@ async function identify(context: GatewayContext, request: Incoming): Promise<Vir
   const key = await context.keys?.identify(tokenOf(authorization, apiKey));
   if (!key) context.auth.check(authorization, apiKey);
   return key;
+}
+
+/** A Responses request whose route keeps its conversations upstream (`state: 'upstream'`): passed through. */
+function statefulUpstream(context: GatewayContext, json: unknown) {
+  if (!isRecord(json) || typeof json.model !== 'string') return undefined;
+  // Such a route has one upstream: no other could read the ids it gives.
+  const target = context.router.pick(json.model)?.members[0]?.target;
+  return target?.state === 'upstream' ? { target, model: json.model, body: json } : undefined;
 }
 
 /**
@@ -220,6 +256,7 @@ function routeOf(path: string, codec: ProtocolCodec | undefined): string | undef
   if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
   if (path === MODELS || path === '/healthz' || path === '/readyz' || vectorRouteOf(path)) return path;
+  if (matchResponsesApi('GET', path)) return path.replace(/^\/v1\/responses\/[^/]+/, '/v1/responses/{id}');
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }
 
@@ -300,7 +337,9 @@ async function complete(
   signal: AbortSignal,
   entry: AccessLogEntry,
   span: RequestSpan | undefined,
+  started: number,
   call: KeyCall | undefined,
+  turn?: StoredTurn,
 ): Promise<Reply> {
   const pool = context.router.pick(request.model);
   if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${request.model}`, 'model', 'model_not_found'));
@@ -308,6 +347,7 @@ async function complete(
   const tap: Observer = {
     see(event) {
       call?.see(event);
+      entry.firstEventMs ??= Math.round(performance.now() - started);
       if (event.type === 'usage') {
         const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = event.usage;
         entry.tokens = { prompt, completion, total };
@@ -329,7 +369,8 @@ async function complete(
     const { events, options, headers, sessionId } = answered.value;
     Object.assign(headers, call?.headers);
     try {
-      const body = await codec.aggregate(observe(events, tap), options);
+      const aggregated = await codec.aggregate(observe(events, tap), options);
+      const body = turn ? await turn.keep(aggregated) : aggregated;
       const session = daemonSession ?? sessionId;
       if (session !== undefined) headers['x-session-id'] = session;
       return { status: 200, headers, body };
@@ -339,8 +380,9 @@ async function complete(
     }
   }
 
+  const streamId = crypto.randomUUID();
   // A resumable generation goes on when its client leaves: it follows its own signal, not the client's.
-  const generation = owner === undefined ? undefined : context.generations.start();
+  const generation = owner === undefined ? undefined : context.generations.start(streamId);
   const upstreamSignal = generation?.signal ?? signal;
   // Taken before the upstream is contacted: past the cap the answer is a 503 that costs the upstream nothing.
   const taken = context.streams.take(upstreamSignal);
@@ -350,7 +392,6 @@ async function complete(
       settle();
     },
   };
-  const streamId = crypto.randomUUID();
   let stored = false;
   let answered: Answered<Opened> | undefined;
   try {
@@ -363,7 +404,9 @@ async function complete(
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
     // log, the span and a virtual key's call read the stream's usage and failure: without them no layer watches each
     // event.
-    const messages = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
+    const written = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
+    if (turn && stored) turn.streamId = streamId;
+    const messages = turn ? turn.stream(codec, written) : written;
     const first = await messages.next();
     entry.streamId = streamId;
     if (sessionId !== undefined) headers['x-session-id'] = sessionId;
@@ -423,7 +466,7 @@ function firstAnswer(
     if (dropped.length && target.onUnsupported === 'refuse')
       throw badRequest(`The upstream of ${request.model} has no equivalent for: ${dropped.join(', ')}`, dropped[0]);
     const headers: Record<string, string> = dropped.length ? { [DROPPED_HEADER]: dropped.join(', ') } : {};
-    const events = await readUpstream(context, target, request, sessionId, signal, span);
+    const events = await readUpstream(context, target, request, sessionId, signal, span, entry);
     return { events, options, headers, sessionId };
   }, signal);
 }
@@ -631,18 +674,18 @@ async function readUpstream(
   sessionId: string | undefined,
   signal: AbortSignal,
   parent: RequestSpan | undefined,
+  entry: AccessLogEntry,
 ): Promise<AsyncIterable<BridgeEvent>> {
   const span = parent && target.startSpan(request, parent);
   let result: ResultSummary | undefined;
   const summary = span && ((read: ResultSummary) => (result = read));
   // One budget for the retries before the headers (the Transport's) and before the first event (these).
   let retries = 0;
-  const budget = (policy: RetryPolicy): RetryBudget => ({
-    maxRetries: policy.maxRetries - retries,
-    onRetry: () => {
-      retries++;
-    },
-  });
+  const retried = () => {
+    retries++;
+    entry.retries = retries;
+  };
+  const budget = (policy: RetryPolicy): RetryBudget => ({ maxRetries: policy.maxRetries - retries, onRetry: retried });
   for (;;) {
     const attempt = target.retry && budget(target.retry);
     const opened = await openUpstream(context, target, request, sessionId, signal, span, summary, attempt);
@@ -657,7 +700,7 @@ async function readUpstream(
         span?.fail(failure);
         throw failure;
       }
-      retries++;
+      retried();
       span?.retry(retries, failure.name, delay, 'stream');
       await sleep(delay, signal);
       continue;

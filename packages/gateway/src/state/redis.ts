@@ -13,6 +13,8 @@ import type { SseMessage } from '@ai4ts/sse';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { GatewayProtocol } from '../codecs/neutral.js';
 import { HttpError } from '../http/errors.js';
+import { RedisResponseStore } from './redis-responses.js';
+import { DEFAULT_RESPONSE_TTL_MS, type ResponseStore, type ResponseStoreOptions } from './responses.js';
 import {
   DEFAULT_STREAM_MAX_EVENTS,
   DEFAULT_STREAM_TTL_MS,
@@ -341,6 +343,14 @@ export class RedisStreamStore implements StreamStore {
 
   #wakeAll(): void {
     for (const channel of this.#channels.values()) for (const wake of [...channel.wakes]) wake();
+  }
+
+  /**
+   * A response store on this store's connection, its keys beside the streams' (`<keyPrefix>resp:<id>`): what
+   * `--redis` gives stored Responses, shared by every instance.
+   */
+  responses(options: ResponseStoreOptions = {}): ResponseStore {
+    return new RedisResponseStore((command) => this.#run(command), this.#prefix, options.ttlMs ?? DEFAULT_RESPONSE_TTL_MS);
   }
 
   async ready(): Promise<boolean> {

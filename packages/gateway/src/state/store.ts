@@ -7,6 +7,7 @@
 import type { SseMessage } from '@ai4ts/sse';
 import type { GatewayProtocol } from '../codecs/neutral.js';
 import { HttpError, invalid } from '../http/errors.js';
+import type { ResponseStore } from './responses.js';
 
 /** What a store keeps of a stream besides its messages. */
 export interface StreamInfo {
@@ -39,6 +40,11 @@ export interface StreamStore {
    * Aborting `signal` ends the read quietly.
    */
   read(id: string, after: number, signal: AbortSignal): AsyncIterable<SseMessage>;
+  /**
+   * A response store on the same connection (the Redis store's); without it the gateway keeps responses in its
+   * memory.
+   */
+  responses?(): ResponseStore;
   /** Whether the store can serve (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Releases timers and connections. */

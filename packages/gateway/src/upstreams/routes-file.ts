@@ -12,6 +12,7 @@ import type { UpstreamSpec } from './targets.js';
 
 const upstreamModel = z.string().min(1).optional();
 const onUnsupported = z.enum(['drop', 'refuse']).optional();
+const state = z.enum(['gateway', 'upstream']).optional();
 
 /** The three kinds of upstream (a preset, a URL and its protocol, a daemon), each with `base`'s fields. */
 function upstreamOf<Shape extends z.core.$ZodLooseShape>(base: z.ZodObject<Shape, z.core.$strict>) {
@@ -20,8 +21,9 @@ function upstreamOf<Shape extends z.core.$ZodLooseShape>(base: z.ZodObject<Shape
       provider: z.string().refine((name) => Object.hasOwn(PROVIDERS, name), 'an unknown provider preset'),
       upstreamModel,
       onUnsupported,
+      state,
     }),
-    base.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages', 'gemini']), upstreamModel, onUnsupported }),
+    base.extend({ upstream: z.url(), protocol: z.enum(['chat', 'responses', 'messages', 'gemini']), upstreamModel, onUnsupported, state }),
     base.extend({ upstream: z.url(), dialect: z.enum(['typed', 'named']) }),
   ]);
 }
@@ -135,6 +137,7 @@ function specOf(upstream: FileUpstream, env: Readonly<Record<string, string | un
       upstreamToken,
       upstreamModel: upstream.upstreamModel,
       ...(upstream.onUnsupported && { onUnsupported: upstream.onUnsupported }),
+      ...(upstream.state && { state: upstream.state }),
     };
   }
   if ('dialect' in upstream) return { upstream: upstream.upstream, dialect: upstream.dialect, upstreamToken };
@@ -144,6 +147,7 @@ function specOf(upstream: FileUpstream, env: Readonly<Record<string, string | un
     upstreamToken,
     upstreamModel: upstream.upstreamModel,
     ...(upstream.onUnsupported && { onUnsupported: upstream.onUnsupported }),
+    ...(upstream.state && { state: upstream.state }),
   };
 }
 

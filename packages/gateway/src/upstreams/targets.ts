@@ -41,6 +41,8 @@ export type UpstreamSpec =
       upstreamModel?: string | undefined;
       /** What to do with a request field this upstream has no equivalent for; `'drop'` (and name it) by default. */
       onUnsupported?: OnUnsupported | undefined;
+      /** Who keeps Responses conversations: see {@link ConversationState}. */
+      state?: ConversationState | undefined;
     }
   | {
       /**
@@ -57,7 +59,15 @@ export type UpstreamSpec =
       accessToken?: AccessTokenSource | undefined;
       upstreamModel?: string | undefined;
       onUnsupported?: OnUnsupported | undefined;
+      state?: ConversationState | undefined;
     };
+
+/**
+ * Who keeps the Responses conversations of a route: `'gateway'` (the default) resolves `previous_response_id` and
+ * `item_reference` from its own store for any upstream; `'upstream'`, for a Responses upstream that stores, passes
+ * Responses requests and answers through unchanged, ids and references included, and stores nothing.
+ */
+export type ConversationState = 'gateway' | 'upstream';
 
 /**
  * What a route does with a request field its upstream has no equivalent for: `'drop'` sends the rest and names the
@@ -73,6 +83,13 @@ export interface UpstreamTarget {
   readonly protocol: GatewayProtocol | undefined;
   /** What its route does with fields the upstream has no equivalent for. */
   readonly onUnsupported: OnUnsupported;
+  /** Who keeps Responses conversations sent to it. */
+  readonly state: ConversationState;
+  /**
+   * A Responses provider only: sends a Responses body as the client wrote it (its model the route's), for
+   * `state: 'upstream'`.
+   */
+  forward?(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;
   /** Who runs the tool calls of its answers: a daemon runs its own; a provider's are the client's. */
   readonly toolCalls: 'daemon' | 'client';
   /** A dialect that requires a session id (a UUID is made when the request has none). */
@@ -135,6 +152,7 @@ class DaemonTarget implements UpstreamTarget {
   readonly name: string;
   readonly protocol = undefined;
   readonly onUnsupported: OnUnsupported = 'drop';
+  readonly state = 'gateway';
   readonly toolCalls = 'daemon';
   readonly sessionRequired: boolean;
   readonly retry = undefined;
@@ -192,6 +210,7 @@ class ProviderTarget implements UpstreamTarget {
   readonly name: string;
   readonly protocol: GatewayProtocol;
   readonly onUnsupported: OnUnsupported;
+  readonly state: ConversationState;
   readonly toolCalls = 'client';
   readonly sessionRequired = false;
   readonly retry: RetryPolicy;
@@ -209,6 +228,7 @@ class ProviderTarget implements UpstreamTarget {
       upstreamModel?: string | undefined;
       onUnsupported?: OnUnsupported | undefined;
       accessToken?: AccessTokenSource | undefined;
+      state?: ConversationState | undefined;
     },
     calls: UpstreamCalls,
   ) {
@@ -226,6 +246,9 @@ class ProviderTarget implements UpstreamTarget {
     this.#codec = codec;
     this.protocol = codec.name;
     this.onUnsupported = route.onUnsupported ?? 'drop';
+    this.state = route.state ?? 'gateway';
+    if (this.state === 'upstream' && codec.name !== 'responses')
+      throw new RangeError(`state: 'upstream' needs a Responses upstream; a ${codec.name} one keeps no conversations`);
     this.#model = route.upstreamModel;
     this.#server = urlOf(preset.baseURL);
     this.name = `${codec.name}@${hostOf(preset.baseURL)}`;
@@ -252,6 +275,15 @@ class ProviderTarget implements UpstreamTarget {
         headers: { accept: 'text/event-stream', ...this.#codec.upstreamHeaders },
         ...(query && { query }),
       },
+    });
+  }
+
+  forward(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const accept = body.stream === true ? 'text/event-stream' : 'application/json';
+    return this.#transport.request(this.#codec.path, {
+      method: 'POST',
+      body: { ...body, model: this.#model ?? body.model },
+      options: { signal, headers: { accept } },
     });
   }
 
