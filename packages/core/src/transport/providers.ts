@@ -2,7 +2,9 @@
  * Provider presets: where a vendor's API lives, how it wants the key, where the key usually sits in the
  * environment, and the stream quirks the protocol layers must respect.
  */
+import type { SseEvent } from '@ai4ts/sse';
 import { Ai4tsError } from '../errors.js';
+import type { RequestSigner } from './sign.js';
 import type { AccessTokenSource } from './token.js';
 
 /**
@@ -29,6 +31,16 @@ export const AUTH_HEADERS = {
 export interface WireRequest {
   path: string;
   body: unknown;
+}
+
+/**
+ * A stream framing other than SSE: the content type it comes as, and how its body becomes the protocol's SSE events
+ * (a batch per chunk read), which the protocol's listener then reads as if they had come as SSE. What `decode`
+ * throws is the stream's failure (an in-stream exception as an `ApiError`); `secrets` are to be redacted from it.
+ */
+export interface StreamFraming {
+  contentType: string;
+  decode(body: AsyncIterable<Uint8Array>, secrets: readonly string[]): AsyncIterable<SseEvent[]>;
 }
 
 /** Everything a {@link Transport} needs to know about a vendor. */
@@ -76,6 +88,13 @@ export interface ProviderPreset {
    * values into batches of this size (its `batchSize` option wins; `DEFAULT_EMBEDDING_BATCH_SIZE` when unset).
    */
   embeddingBatchSize?: number;
+  /**
+   * Signs every request as a whole instead of sending a key (AWS SigV4: `bedrock()`). The Transport sends the
+   * body text it signed, signs each attempt again, and redacts the signer's secrets like a key.
+   */
+  signer?: RequestSigner;
+  /** For an API whose streams are not SSE (Bedrock's AWS event-stream frames): see {@link StreamFraming}. */
+  streamFraming?: StreamFraming;
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;

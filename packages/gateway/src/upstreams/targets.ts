@@ -288,7 +288,8 @@ class ProviderTarget implements UpstreamTarget {
   }
 
   read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
-    return this.#codec.read(response, { ...options, quirks: this.#transport.provider.quirks });
+    const { quirks, streamFraming } = this.#transport.provider;
+    return this.#codec.read(response, { ...options, quirks, framing: streamFraming });
   }
 
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
