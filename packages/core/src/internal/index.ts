@@ -63,3 +63,4 @@ export {
   type StreamHandleClass,
 } from '../protocol.js';
 export { sleep } from '../transport/retry.js';
+export { type CheckedEmbeddings, checkEmbeddings, checkRerank, inputCount, type WireEmbedding } from '../embeddings/check.js';

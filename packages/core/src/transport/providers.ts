@@ -84,6 +84,11 @@ export interface ProviderPreset {
    */
   rewriteRequest?: (request: WireRequest) => WireRequest;
   /**
+   * The most inputs one `/embeddings` request may carry, where the vendor documents it: `embedMany` splits its
+   * values into batches of this size (its `batchSize` option wins; `DEFAULT_EMBEDDING_BATCH_SIZE` when unset).
+   */
+  embeddingBatchSize?: number;
+  /**
    * Signs every request as a whole instead of sending a key (AWS SigV4: `bedrock()`). The Transport sends the
    * body text it signed, signs each attempt again, and redacts the signer's secrets like a key.
    */
@@ -126,16 +131,23 @@ const openAICompatible = (name: string, baseURL: string, apiKeyEnv: string[]): P
   quirks: { streamOptions: true },
 });
 
-const dashscope = openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/compatible-mode/v1', [
-  'DASHSCOPE_API_KEY',
-]);
+/** DashScope's text-embedding-v3 and v4 take at most 10 inputs a request. */
+const dashscope = {
+  ...openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/compatible-mode/v1', ['DASHSCOPE_API_KEY']),
+  embeddingBatchSize: 10,
+};
 
 /**
  * The built-in presets. Base URLs are each vendor's documented OpenAI-compatible endpoint (mainland China
  * endpoints for the Chinese vendors; pass `baseURL` for an international region).
  */
 export const PROVIDERS = {
-  openai: { ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']), serves: ['chat', 'responses'] },
+  /** OpenAI's `/embeddings` takes at most 2048 inputs a request. */
+  openai: {
+    ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']),
+    serves: ['chat', 'responses'],
+    embeddingBatchSize: 2048,
+  },
   /** The user gives the resource URL: `https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`. */
   azure: {
     name: 'azure',
@@ -143,6 +155,7 @@ export const PROVIDERS = {
     apiKeyEnv: ['AZURE_OPENAI_API_KEY'],
     auth: 'api-key',
     query: { 'api-version': '2024-10-21' },
+    embeddingBatchSize: 2048,
     protocol: 'chat',
     quirks: { streamOptions: true },
   },
@@ -153,7 +166,11 @@ export const PROVIDERS = {
   },
   qwen: { ...dashscope, name: 'qwen' },
   dashscope,
-  zhipu: openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
+  /** Zhipu's embedding-3 takes at most 64 inputs a request. */
+  zhipu: {
+    ...openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
+    embeddingBatchSize: 64,
+  },
   moonshot: openAICompatible('moonshot', 'https://api.moonshot.cn/v1', ['MOONSHOT_API_KEY']),
   doubao: openAICompatible('doubao', 'https://ark.cn-beijing.volces.com/api/v3', ['ARK_API_KEY']),
   minimax: openAICompatible('minimax', 'https://api.minimaxi.com/v1', ['MINIMAX_API_KEY']),

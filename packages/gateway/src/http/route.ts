@@ -37,6 +37,7 @@ import type { VirtualKey } from '../keys/key.js';
 import { costUsd } from '../keys/spend.js';
 import { ADMIN_ROOT, admin } from './admin.js';
 import { type ApiKey, tokenOf } from './auth.js';
+import { answerVectors, vectorRouteOf } from './embeddings.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -151,6 +152,18 @@ async function answer(
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
   if (path === ADMIN_ROOT || path.startsWith(`${ADMIN_ROOT}/`)) return admin(context, request, path);
+  const vectors = vectorRouteOf(path);
+  if (vectors) {
+    if (request.method !== 'POST') throw notAllowed('POST', path);
+    const key = await identify(context, request);
+    // A virtual key's model patterns, limits and spend are not counted on these routes yet: refused, not bypassed.
+    if (key) {
+      entry.keyName = key.name;
+      throw new HttpError(403, invalid(`Virtual keys cannot call /v1/${vectors} yet; use the gateway's token`, null, 'key_route_not_allowed'));
+    }
+    if (context.draining) throw shuttingDown();
+    return answerVectors(context, vectors, parseJson(await request.text()), signal, entry);
+  }
   const stored = matchResponsesApi(request.method, path);
   if (stored) {
     const key = await identify(context, request);
@@ -242,7 +255,7 @@ function routeOf(path: string, codec: ProtocolCodec | undefined): string | undef
   // The model in the path is not part of the route: one template per method, whatever the model.
   if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
-  if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  if (path === MODELS || path === '/healthz' || path === '/readyz' || vectorRouteOf(path)) return path;
   if (matchResponsesApi('GET', path)) return path.replace(/^\/v1\/responses\/[^/]+/, '/v1/responses/{id}');
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }
