@@ -223,7 +223,7 @@ describe('with the gateway\'s other route features', () => {
     }
   });
 
-  it('refuses a virtual key with a 403 (its limits and spend do not count these routes yet), nothing sent upstream', async () => {
+  it("counts a virtual key here as on the chat routes: its models, its requests per minute and its spend", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'embed-keys-'));
     const keyed = await listenGateway({
       upstream: model.baseURL,
@@ -231,25 +231,48 @@ describe('with the gateway\'s other route features', () => {
       auth: KEY,
       keys: { store: new FileKeyStore(join(dir, 'keys.json')) },
       adminToken: 'admin-token-embed-1',
+      prices: { 'embed-small': { input: 1000, output: 0 } },
     });
-    try {
-      const created = await fetch(`${keyed.url}/admin/keys`, {
-        method: 'POST',
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${keyed.url}${path}`, {
+        method,
         headers: { authorization: 'Bearer admin-token-embed-1', 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'ci' }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      const { key } = (await created.json()) as { key: string };
-      const before = model.requests.length;
-      const refused = await fetch(`${keyed.url}/v1/embeddings`, {
+    const embed = (key: string, modelName: string) =>
+      fetch(`${keyed.url}/v1/embeddings`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'embed-small', input: 'x' }),
+        body: JSON.stringify({ model: modelName, input: texts, encoding_format: 'float' }),
       });
-      expect(refused.status).toBe(403);
-      const text = await refused.text();
-      expect(JSON.parse(text).error).toMatchObject({ code: 'key_route_not_allowed' });
+    try {
+      const { key, id } = (await (await admin('POST', '/admin/keys', { name: 'ci', models: ['embed-*'], rpm: 2 })).json()) as {
+        key: string;
+        id: string;
+      };
+      const before = model.requests.length;
+      const first = await embed(key, 'embed-small');
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-limit-requests')).toBe('2');
+      expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+      const { usage } = (await first.json()) as { usage: { prompt_tokens: number } };
+
+      const other = await embed(key, 'rerank-small');
+      expect(other.status).toBe(403);
+      expect((await other.json()).error).toMatchObject({ code: 'model_not_allowed' });
+
+      expect((await embed(key, 'embed-small')).status).toBe(200);
+      const over = await embed(key, 'embed-small');
+      expect(over.status).toBe(429);
+      expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+      const text = await over.text();
+      expect(JSON.parse(text).error).toMatchObject({ code: 'rate_limit_exceeded' });
       expect(text).not.toContain(key);
-      expect(model.requests.length).toBe(before);
+      expect(model.requests.length - before).toBe(2);
+
+      // Spend is the real usage priced: two answers of `usage.prompt_tokens` input tokens at 1000 USD per million.
+      const spend = (await (await admin('GET', `/admin/keys/${id}/spend`)).json()) as { spentUsd: number };
+      expect(spend.spentUsd).toBeCloseTo((2 * usage.prompt_tokens * 1000) / 1e6, 9);
     } finally {
       await keyed.close();
       rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,8 @@
 import { Ai4tsError, ConnectionError } from '@ai4ts/core';
 import { abortError, checkEmbeddings, checkRerank, inputCount, isRecord } from '@ai4ts/core/internal';
 import type { GatewayContext } from '../context.js';
+import type { KeyCall } from '../keys/gate.js';
+import type { UpstreamPool } from '../upstreams/pool.js';
 import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
 import { HttpError, invalid } from './errors.js';
@@ -34,6 +36,7 @@ export async function answerVectors(
   body: unknown,
   signal: AbortSignal,
   entry: AccessLogEntry,
+  admit: (model: string) => Promise<KeyCall> | undefined,
 ): Promise<Reply> {
   entry.protocol = route;
   entry.stream = false;
@@ -44,6 +47,27 @@ export async function answerVectors(
   const count = route === 'embeddings' ? checkEmbeddingsRequest(body) : checkRerankRequest(body);
   const pool = context.router.pick(model);
   if (!pool) throw new HttpError(404, invalid(`No upstream serves the model ${model}`, 'model', 'model_not_found'));
+  const call = await admit(model);
+  try {
+    return await answered(context, route, body, model, count, pool, signal, entry, call);
+  } finally {
+    // Settled however it ended: its usage when the answer had one, else nothing was spent.
+    if (call) entry.cost = call.end();
+  }
+}
+
+/** The route's answer from the first of its upstreams that gives one, checked; its usage shown to the key's call. */
+async function answered(
+  context: GatewayContext,
+  route: VectorRoute,
+  body: Record<string, unknown>,
+  model: string,
+  count: number,
+  pool: UpstreamPool,
+  signal: AbortSignal,
+  entry: AccessLogEntry,
+  call: KeyCall | undefined,
+): Promise<Reply> {
   // The route's upstreams in its order, as for chat: one that cannot be reached or answers 429/5xx gives way to the next.
   const answered = await pool.answer(async ({ name, target }, tried) => {
     entry.upstream = name;
@@ -62,7 +86,11 @@ export async function answerVectors(
     const total = isRecord(answer) && isRecord(answer.usage) ? answer.usage.total_tokens : undefined;
     if (typeof total === 'number') entry.tokens = { prompt: total, completion: 0, total };
   }
-  return { status: 200, headers: {}, body: isRecord(answer) ? { ...answer, model } : answer };
+  if (entry.tokens) {
+    const { prompt, total } = entry.tokens;
+    call?.used({ prompt_tokens: prompt, completion_tokens: 0, total_tokens: total });
+  }
+  return { status: 200, headers: { ...call?.headers }, body: isRecord(answer) ? { ...answer, model } : answer };
 }
 
 /** One upstream's JSON answer within the headers timeout; a connection error without the upstream's address. */

@@ -156,13 +156,12 @@ async function answer(
   if (vectors) {
     if (request.method !== 'POST') throw notAllowed('POST', path);
     const key = await identify(context, request);
-    // A virtual key's model patterns, limits and spend are not counted on these routes yet: refused, not bypassed.
-    if (key) {
-      entry.keyName = key.name;
-      throw new HttpError(403, invalid(`Virtual keys cannot call /v1/${vectors} yet; use the gateway's token`, null, 'key_route_not_allowed'));
-    }
+    if (key) entry.keyName = key.name;
     if (context.draining) throw shuttingDown();
-    return answerVectors(context, vectors, parseJson(await request.text()), signal, entry);
+    const text = await request.text();
+    // A virtual key's models, limits and spend count here as on the chat routes: admitted once the model is known.
+    const admit = (model: string) => (key ? context.keys?.admit(key, { model, stream: false, maxTokens: 0 }, text.length) : undefined);
+    return answerVectors(context, vectors, parseJson(text), signal, entry, admit);
   }
   const stored = matchResponsesApi(request.method, path);
   if (stored) {
