@@ -21,10 +21,12 @@ const src = (dir: string, entry = 'index') =>
 export const alias: AliasOptions = [
   { find: '@ai4ts/core/internal', replacement: src('core', 'internal/index') },
   { find: '@ai4ts/core/json-schema', replacement: src('core', 'json-schema') },
+  { find: '@ai4ts/core/bedrock', replacement: src('core', 'bedrock') },
   { find: '@ai4ts/gateway/redis', replacement: src('gateway', 'redis') },
   { find: '@ai4ts/gateway/in-process', replacement: src('gateway', 'in-process') },
   { find: /^@ai4ts\/([a-z-]+)$/, replacement: src('$1') },
   { find: 'ai4ts/json-schema', replacement: src('ai4ts', 'json-schema') },
+  { find: 'ai4ts/bedrock', replacement: src('ai4ts', 'bedrock') },
   { find: /^ai4ts$/, replacement: src('ai4ts') },
 ];
 

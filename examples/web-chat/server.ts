@@ -51,7 +51,7 @@ export async function startWebChat(options: WebChatOptions = {}): Promise<WebCha
     if (path.startsWith('/v1/')) return proxy.node(req, res);
     const page = PAGE_FILES[path];
     if (page) return void send(res, new URL(page[0], HERE), page[1]);
-    const module = /^\/sse\/([a-z-]+\.js)$/.exec(path)?.[1];
+    const module = /^\/sse\/([a-z0-9-]+\.js)$/.exec(path)?.[1];
     if (module) return void send(res, new URL(module, SSE_DIST), 'text/javascript; charset=utf-8');
     res.writeHead(404).end();
   });

@@ -24,6 +24,10 @@ import {
   type ModelContext,
   type LoopRequestShape,
   type OutputLoopStream,
+  type RequestOptions,
+  type RerankParams,
+  type RerankResponse,
+  rerank,
   type ToolLoopResult,
   type ToolLoopStream,
   Transport,
@@ -56,6 +60,7 @@ import {
   ResponsesService,
   type ResponsesStream,
 } from '@ai4ts/responses';
+import { EmbeddingsClient } from './embeddings.js';
 import { translatedTransports } from './translate.js';
 
 /** What a middleware sees of a Chat Completions request; `request` is the wire request. */
@@ -293,6 +298,8 @@ export class Ai4ts {
   readonly messages: MessagesClient;
   /** Gemini's native API (`provider: 'gemini'`). */
   readonly gemini: GeminiClient;
+  /** OpenAI's `/embeddings` (every OpenAI-compatible preset): `create` and `embedMany`. */
+  readonly embeddings: EmbeddingsClient;
 
   /** The transport of each protocol client: `transport`, or one that translates (`translate`). */
   readonly #transports: Transport[];
@@ -308,6 +315,16 @@ export class Ai4ts {
     this.responses = new ResponsesClient(transports.responses);
     this.messages = new ProtocolClient(new MessagesService(transports.messages));
     this.gemini = new ProtocolClient(new GeminiService(transports.gemini));
+    // Embeddings and rerank are no protocol a translation could carry: always the provider's own endpoints.
+    this.embeddings = new EmbeddingsClient(transport);
+  }
+
+  /**
+   * Ranks `documents` by relevance to `query` on a Cohere/Jina-style `/rerank` (Cohere, Jina, vLLM): the results
+   * most relevant first, each with its place in `documents` and its score; `topN` keeps the best ones.
+   */
+  rerank(params: RerankParams, options?: RequestOptions): Promise<RerankResponse> {
+    return rerank(this.transport, params, options);
   }
 
   /**

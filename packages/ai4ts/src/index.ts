@@ -33,6 +33,7 @@ export {
   ResponsesClient,
   type ResponsesMiddlewareContext,
 } from './client.js';
+export { EmbeddingsClient } from './embeddings.js';
 
 // Transport and providers: where requests go, with which retries and timeouts.
 export {
@@ -181,6 +182,25 @@ export {
   type ResultInfo,
   resultInfo,
   type TelemetryOptions,
+} from '@ai4ts/core';
+
+// Embeddings and rerank (`client.embeddings`, `client.rerank`; their function forms are @ai4ts/core's), and vector
+// helpers for tests and demos.
+export {
+  type CreateEmbeddingResponse,
+  cosineSimilarity,
+  type Embedding,
+  type EmbeddingCreateParams,
+  type EmbeddingEncodingFormat,
+  type EmbeddingUsage,
+  type EmbedManyOptions,
+  type EmbedManyPartial,
+  type EmbedManyResult,
+  type RerankParams,
+  type RerankResponse,
+  type RerankResult,
+  type Scored,
+  topK,
 } from '@ai4ts/core';
 
 // Chat Completions (`client.chat`).

@@ -1,8 +1,8 @@
 /** `client.gemini` behind the front door, against the scripted Gemini: one rule for plain calls and tool loops. */
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
-import { Ai4ts, defineTool } from 'ai4ts';
+import { Ai4ts, } from 'ai4ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import { AGENT_ANSWER, AGENT_TOOLS } from './agent-tools.js';
 
 let model: MockModel | undefined;
 afterEach(async () => {
@@ -10,18 +10,7 @@ afterEach(async () => {
   model = undefined;
 });
 
-const tools = [
-  defineTool({
-    name: 'get_weather',
-    parameters: z.object({ city: z.string() }),
-    execute: ({ city }) => ({ city, temperature: city === 'Paris' ? 18 : 21, unit: 'celsius' }),
-  }),
-  defineTool({
-    name: 'convert_temperature',
-    parameters: z.object({ value: z.number(), from: z.string(), to: z.string() }),
-    execute: ({ value }) => Math.round(((value * 9) / 5 + 32) * 10) / 10,
-  }),
-];
+const tools = AGENT_TOOLS;
 
 describe('client.gemini', () => {
   it('a plain create, then the agent tool loop in three steps, with middleware seeing protocol gemini', async () => {
@@ -45,7 +34,7 @@ describe('client.gemini', () => {
       maxSteps: 5,
     });
     expect(result.steps).toHaveLength(3);
-    expect(result.text).toBe('Right now it is Paris: 18 °C, Zürich: 21 °C. The warmer city is Zürich at 21 °C, which is 69.8 °F.');
+    expect(result.text).toBe(AGENT_ANSWER);
     expect(protocols).toEqual(['gemini', 'gemini', 'gemini', 'gemini']);
     // Middleware sees the model (a cache keys on it); the API gets it in the URL only.
     expect(models).toEqual(['gemini-2.5-flash', 'gemini-3-pro-preview', 'gemini-3-pro-preview', 'gemini-3-pro-preview']);

@@ -33,6 +33,9 @@ const calls: Array<[string, (ai: Ai4ts, signal: AbortSignal) => Promise<unknown>
   ['gemini create', (ai, signal) => ai.gemini.create(geminiRequest, { signal })],
   ['gemini stream', (ai, signal) => ai.gemini.stream(geminiRequest, { signal }).final()],
   ['gemini tool loop', (ai, signal) => ai.gemini.create({ ...geminiRequest, tools: [echo] }, { signal })],
+  ['embeddings create', (ai, signal) => ai.embeddings.create({ model: 'e', input: 'Hi' }, { signal })],
+  ['embeddings embedMany', (ai, signal) => ai.embeddings.embedMany(['a', 'b', 'c'], { model: 'e', batchSize: 1, signal })],
+  ['rerank', (ai, signal) => ai.rerank({ model: 'r', query: 'Hi', documents: ['a', 'b'] }, { signal })],
 ];
 
 describe('a long-lived signal', () => {

@@ -20,6 +20,7 @@ const VALUES = [
   'ConnectionError',
   'DEFAULT_PRICES',
   'DEFAULT_TIMEOUTS',
+  'EmbeddingsClient',
   'GEMINI_PROTOCOL',
   'GeminiService',
   'GeminiStream',
@@ -59,6 +60,7 @@ const VALUES = [
   'collectGemini',
   'collectMessage',
   'collectResponse',
+  'cosineSimilarity',
   'createClient',
   'defineTool',
   'googleAccessToken',
@@ -81,6 +83,7 @@ const VALUES = [
   'toChatTool',
   'toGeminiTool',
   'toResponsesTool',
+  'topK',
   'usageExceeds',
   'vertex',
 ];
@@ -103,6 +106,8 @@ const PLUMBING = [
   'streamChatCompletion',
   'streamGenerateContent',
   'RESUMABLE_HEADER',
+  'embedMany',
+  'decodeFloat32Base64',
 ];
 
 describe("the values 'ai4ts' exports", () => {

@@ -7,8 +7,9 @@ import type { ChatCompletion } from '@ai4ts/chat';
 import { ApiError, AuthenticationError, resultInfo } from '@ai4ts/core';
 import { type ListeningGateway, listenGateway } from '@ai4ts/gateway';
 import { agentQuestion, agentScript, type MockModel, startMockModel } from '@ai4ts/testing';
-import { Ai4ts, defineTool } from 'ai4ts';
+import { Ai4ts, } from 'ai4ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_ANSWER, AGENT_TOOLS } from './agent-tools.js';
 import * as z from 'zod';
 
 let model: MockModel;
@@ -26,20 +27,7 @@ afterAll(async () => {
   await model.close();
 });
 
-const tools = [
-  defineTool({
-    name: 'get_weather',
-    parameters: z.object({ city: z.string() }),
-    execute: ({ city }) => ({ city, temperature: city === 'Paris' ? 18 : 21, unit: 'celsius' }),
-  }),
-  defineTool({
-    name: 'convert_temperature',
-    parameters: z.object({ value: z.number(), from: z.string(), to: z.string() }),
-    execute: ({ value }) => Math.round(((value * 9) / 5 + 32) * 10) / 10,
-  }),
-];
-
-const AGENT_ANSWER = 'Right now it is Paris: 18 °C, Zürich: 21 °C. The warmer city is Zürich at 21 °C, which is 69.8 °F.';
+const tools = AGENT_TOOLS;
 
 function anthropic(extra: Partial<ConstructorParameters<typeof Ai4ts>[0]> = {}): Ai4ts {
   return new Ai4ts({ provider: 'anthropic', baseURL: model.baseURL, apiKey: 'sk-ant-secret-key', translate: true, ...extra });

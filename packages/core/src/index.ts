@@ -75,3 +75,4 @@ export { PartialJsonParser } from './output/partial-json.js';
 export * from './observe/index.js';
 export * from './tools/index.js';
 export * from './transport/index.js';
+export * from './embeddings/index.js';

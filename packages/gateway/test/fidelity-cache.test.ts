@@ -5,11 +5,10 @@
  * `cache_read_input_tokens` / `cache_creation_input_tokens` (apart from `input_tokens`), Gemini's
  * `cachedContentTokenCount`. Streamed Chat upstreams are always asked for usage.
  */
-import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayProtocol, } from '@ai4ts/gateway';
+import { describe, expect, it } from 'vitest';
+import { gatewayPerProtocol, PROTOCOLS } from './fidelity-helpers.js';
 
-const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
 const USAGE = {
   prompt_tokens: 100,
   completion_tokens: 10,
@@ -18,23 +17,7 @@ const USAGE = {
 };
 const EPHEMERAL = { type: 'ephemeral' };
 
-const upstreams = new Map<GatewayProtocol, { model: MockModel; gateway: ListeningGateway }>();
-
-beforeAll(async () => {
-  for (const protocol of PROTOCOLS) {
-    const model = await startMockModel({ script: () => ({ content: 'Cached.', usage: USAGE }) });
-    const base = protocol === 'gemini' ? model.geminiBaseURL : model.baseURL;
-    const gateway = await listenGateway({ upstream: base, upstreamProtocol: protocol, upstreamToken: 'sk-upstream-key' });
-    upstreams.set(protocol, { model, gateway });
-  }
-});
-
-afterAll(async () => {
-  for (const { model, gateway } of upstreams.values()) {
-    await gateway.close();
-    await model.close();
-  }
-});
+const upstreams = gatewayPerProtocol({ script: () => ({ content: 'Cached.', usage: USAGE }) });
 
 function upstreamOf(protocol: GatewayProtocol) {
   const upstream = upstreams.get(protocol);

@@ -3,11 +3,10 @@
  * that upstream's own form (`image_url` parts, `input_image`, Messages `image` blocks with a base64 or url source,
  * Gemini `inlineData` or `fileData`), and a part no upstream form carries (a PDF) is named in `x-ai4ts-dropped`.
  */
-import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayProtocol, } from '@ai4ts/gateway';
+import { describe, expect, it } from 'vitest';
+import { gatewayPerProtocol, PROTOCOLS } from './fidelity-helpers.js';
 
-const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
 const DATA = 'iVBORw0KGgo=';
 const DATA_URL = `data:image/png;base64,${DATA}`;
 const URL_IMAGE = 'https://example.com/cat.png';
@@ -91,23 +90,7 @@ function imagesSent(protocol: GatewayProtocol, body: unknown): string[] {
   return found;
 }
 
-const upstreams = new Map<GatewayProtocol, { model: MockModel; gateway: ListeningGateway }>();
-
-beforeAll(async () => {
-  for (const protocol of PROTOCOLS) {
-    const model = await startMockModel({ script: () => ({ content: 'A cat.' }) });
-    const base = protocol === 'gemini' ? model.geminiBaseURL : model.baseURL;
-    const gateway = await listenGateway({ upstream: base, upstreamProtocol: protocol, upstreamToken: 'sk-upstream-key' });
-    upstreams.set(protocol, { model, gateway });
-  }
-});
-
-afterAll(async () => {
-  for (const { model, gateway } of upstreams.values()) {
-    await gateway.close();
-    await model.close();
-  }
-});
+const upstreams = gatewayPerProtocol({ script: () => ({ content: 'A cat.' }) });
 
 const PAIRS = PROTOCOLS.flatMap((inbound) => PROTOCOLS.map((upstream) => [inbound, upstream] as const));
 

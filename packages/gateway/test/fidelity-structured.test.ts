@@ -4,14 +4,13 @@
  * the upstream in its own field (`response_format`, `text.format`, `output_config.format`,
  * `generationConfig.responseJsonSchema`), and a JSON mode without a schema is named where the target has none.
  */
-import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { type MockModel, startMockModel } from '@ai4ts/testing';
+import type { GatewayProtocol, } from '@ai4ts/gateway';
 import OpenAI from 'openai';
 import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { gatewayPerProtocol, PROTOCOLS } from './fidelity-helpers.js';
 import { z } from 'zod';
 
-const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
 const Weather = z.object({ city: z.string(), celsius: z.number() });
 const OBJECT = { city: 'Paris', celsius: 18 };
 
@@ -31,23 +30,7 @@ function schemaSent(protocol: GatewayProtocol, body: Record<string, unknown>): u
   }
 }
 
-const upstreams = new Map<GatewayProtocol, { model: MockModel; gateway: ListeningGateway }>();
-
-beforeAll(async () => {
-  for (const protocol of PROTOCOLS) {
-    const model = await startMockModel({ script: () => ({ object: OBJECT }) });
-    const base = protocol === 'gemini' ? model.geminiBaseURL : model.baseURL;
-    const gateway = await listenGateway({ upstream: base, upstreamProtocol: protocol, upstreamToken: 'sk-upstream-key' });
-    upstreams.set(protocol, { model, gateway });
-  }
-});
-
-afterAll(async () => {
-  for (const { model, gateway } of upstreams.values()) {
-    await gateway.close();
-    await model.close();
-  }
-});
+const upstreams = gatewayPerProtocol({ script: () => ({ object: OBJECT }) });
 
 describe.each(PROTOCOLS)('to a %s upstream', (protocol) => {
   const setup = () => {

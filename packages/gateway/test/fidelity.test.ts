@@ -9,13 +9,13 @@
  * folded result is what such a client sends back.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { type MockModel, type MockRequestBody, type MockScriptContext, type MockTurn, startMockModel } from '@ai4ts/testing';
+import type { GatewayProtocol, ListeningGateway, } from '@ai4ts/gateway';
+import type { MockRequestBody, MockScriptContext, MockTurn, } from '@ai4ts/testing';
 import { type GenerateContentConfig, GoogleGenAI, type Part } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { gatewayPerProtocol, PROTOCOLS } from './fidelity-helpers.js';
 
-const PROTOCOLS: GatewayProtocol[] = ['chat', 'responses', 'messages', 'gemini'];
 /** A Gemini 3 model: the scripted Gemini upstream requires every function call's signature back. */
 const MODEL = 'gemini-3-fidelity';
 const ANSWER = 'Paris 18C, Tokyo 22C, Oslo 3C.';
@@ -252,23 +252,7 @@ const SEALS: Record<GatewayProtocol, { client: number; answers: [number, number]
   gemini: { client: 0, answers: [1, 1] },
 };
 
-const upstreams = new Map<GatewayProtocol, { model: MockModel; gateway: ListeningGateway }>();
-
-beforeAll(async () => {
-  for (const protocol of PROTOCOLS) {
-    const model = await startMockModel({ script, seed: 11 });
-    const base = protocol === 'gemini' ? model.geminiBaseURL : model.baseURL;
-    const gateway = await listenGateway({ upstream: base, upstreamProtocol: protocol, upstreamToken: 'sk-upstream-key' });
-    upstreams.set(protocol, { model, gateway });
-  }
-});
-
-afterAll(async () => {
-  for (const { model, gateway } of upstreams.values()) {
-    await gateway.close();
-    await model.close();
-  }
-});
+const upstreams = gatewayPerProtocol({ script, seed: 11 });
 
 async function send(gateway: ListeningGateway, client: Client, body: Json, stream: boolean): Promise<Json> {
   if (stream) return client.stream(gateway.url, body);

@@ -296,7 +296,7 @@ describe('requests', () => {
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
     const { proxy } = await setup((res) => sendSse(res, TYPED_ANSWER));
-    expect((await fetch(`${proxy.url}/v1/embeddings`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${proxy.url}/v1/audio/speech`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${proxy.url}/v1/chat/completions`)).status).toBe(405);
   });
 

@@ -37,7 +37,7 @@ export interface SseEventStream extends AsyncIterable<SseEvent> {
  */
 export function parseSse(source: SseSource, options: ParseSseOptions = {}): SseEventStream {
   const decoder = new SseDecoder({ maxEventSize: options.maxEventSize });
-  const batches = readBatches(source, decoder, options.signal);
+  const batches = readBatches(source, decoder, options.signal, ssePartial);
   return {
     [Symbol.asyncIterator]: () => flatten(batches),
     batches: () => batches,
@@ -53,10 +53,15 @@ export function readEvents(
   decoder: SseDecoder,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<SseEvent, void, undefined> {
-  return flatten(readBatches(source, decoder, signal));
+  return flatten(readBatches(source, decoder, signal, ssePartial));
 }
 
-async function* flatten(batches: AsyncIterator<SseEvent[]>): AsyncGenerator<SseEvent, void, undefined> {
+/** On `event_too_large`, the events the chunk completed before the oversized block. */
+function ssePartial(error: unknown): SseEvent[] | undefined {
+  return error instanceof SseError ? error.partial : undefined;
+}
+
+export async function* flatten<T>(batches: AsyncIterator<T[]>): AsyncGenerator<T, void, undefined> {
   try {
     for (let next = await batches.next(); !next.done; next = await batches.next()) yield* next.value;
   } finally {
@@ -64,12 +69,25 @@ async function* flatten(batches: AsyncIterator<SseEvent[]>): AsyncGenerator<SseE
   }
 }
 
-/** {@link readEvents} a chunk at a time: the events each chunk completed, empty arrays skipped. */
-async function* readBatches(
-  source: SseSource,
-  decoder: SseDecoder,
+/** A push decoder of either framing: what each chunk completes, and what the end completes. */
+export interface PushDecoder<C, T> {
+  push(chunk: C): T[];
+  end(): T[];
+}
+
+/** What a push decoder reads: a fetch Response, a web stream or any async iterable of its chunks. */
+export type ChunkSource<C> = Response | ReadableStream<C> | AsyncIterable<C>;
+
+/**
+ * {@link readEvents} a chunk at a time, for either framing: the items each chunk completed, empty arrays skipped.
+ * A decoding error's partial (what the failing chunk completed first) is delivered before the error.
+ */
+export async function* readBatches<C extends Uint8Array | string, T>(
+  source: ChunkSource<C>,
+  decoder: PushDecoder<C | Uint8Array, T>,
   signal: AbortSignal | undefined,
-): AsyncGenerator<SseEvent[], void, undefined> {
+  partialOf: (error: unknown) => T[] | undefined,
+): AsyncGenerator<T[], void, undefined> {
   const chunks = open(source);
   let finished = false;
   // An abort rejects the read in progress. Each read gets its own promise, settled by the read or by the one abort
@@ -84,27 +102,29 @@ async function* readBatches(
       signal?.throwIfAborted();
       const read = chunks.next();
       const result = await (signal
-        ? new Promise<IteratorResult<Uint8Array | string>>((resolve, reject) => {
+        ? new Promise<IteratorResult<C | Uint8Array>>((resolve, reject) => {
             failRead = reject;
             read.then(resolve, reject); // a read left behind by an abort may still fail: handled here
           })
         : read);
       if (result.done) break;
-      let events: SseEvent[];
+      let events: T[];
       try {
         events = decoder.push(result.value);
       } catch (error) {
-        yield* partialOf(error);
+        const partial = partialOf(error);
+        if (partial && partial.length > 0) yield partial;
         throw error;
       }
       if (events.length > 0) yield events;
     }
     finished = true;
-    let events: SseEvent[];
+    let events: T[];
     try {
       events = decoder.end();
     } catch (error) {
-      yield* partialOf(error);
+      const partial = partialOf(error);
+      if (partial && partial.length > 0) yield partial;
       throw error;
     }
     if (events.length > 0) yield events;
@@ -115,20 +135,17 @@ async function* readBatches(
   }
 }
 
-/** On `event_too_large`, the events the chunk completed before the oversized block: delivered before the error. */
-function partialOf(error: unknown): SseEvent[][] {
-  return error instanceof SseError && error.partial && error.partial.length > 0 ? [error.partial] : [];
-}
 
-interface Chunks {
-  next(): Promise<IteratorResult<Uint8Array | string>>;
+interface Chunks<C> {
+  next(): Promise<IteratorResult<C>>;
   /** Stops the source early. */
   cancel(reason: unknown): void;
   /** Lets go of a source that ended. */
   release(): void;
 }
 
-function open(source: SseSource): Chunks {
+/** A Response's body is bytes whatever the source's chunk type. */
+function open<C>(source: ChunkSource<C>): Chunks<C | Uint8Array> {
   if (!isReadableStream(source) && Symbol.asyncIterator in source) {
     const iterator = source[Symbol.asyncIterator]();
     return {
@@ -151,7 +168,7 @@ function open(source: SseSource): Chunks {
   };
 }
 
-function isReadableStream(source: SseSource): source is ReadableStream<Uint8Array> | ReadableStream<string> {
+function isReadableStream<C>(source: ChunkSource<C>): source is ReadableStream<C> {
   return 'getReader' in source && typeof source.getReader === 'function';
 }
 

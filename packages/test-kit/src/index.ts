@@ -19,3 +19,11 @@ export { seededRandom } from './random.js';
 export { sleep } from './sleep.js';
 export { expectMonotone, within } from './within.js';
 export { describeStreamHandle, dripped, firstContent, type HandleCases } from './handle-suite.js';
+export {
+  bedrockEventFrame,
+  bedrockExceptionFrame,
+  concatBytes,
+  eventStreamFrame,
+  Int64,
+  type MessageHeaders,
+} from './event-stream.js';

@@ -6,6 +6,7 @@
  */
 export { agentQuestion, agentScript } from './agent.js';
 export type { ChatMessage, ChatRequestBody } from './chat.js';
+export { type MockEmbeddingsOptions, type MockHttpError, mockVector } from './embeddings.js';
 export { seededRandom } from './fragment.js';
 export type { GeminiContent, GeminiPart, GeminiRequestBody } from './gemini.js';
 export type { MessagesContentBlock, MessagesInputMessage, MessagesRequestBody } from './messages.js';

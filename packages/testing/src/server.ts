@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeSse, type SseMessage } from '@ai4ts/sse';
 import { type ChatRequestBody, chatCompletion, chatEvents, chatRequestProblem, isChatBody } from './chat.js';
+import { embeddingsAnswer, type JsonAnswer, type MockEmbeddingsOptions, rerankAnswer } from './embeddings.js';
 import { seededRandom } from './fragment.js';
 import {
   type GeminiRender,
@@ -80,6 +81,8 @@ export interface MockModelOptions {
   models?: readonly string[];
   /** Port to listen on; 0 (the default) picks a free one. */
   port?: number;
+  /** How `/v1/embeddings` and `/v1/rerank` answer: batch limits, dimensions, a delay, scripted HTTP errors. */
+  embeddings?: MockEmbeddingsOptions;
 }
 
 /** A request the server received. */
@@ -109,7 +112,8 @@ export interface MockModel {
  * Starts a scripted model. Serves `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/responses`
  * (OpenAI Responses) and `POST /v1/messages` (Anthropic Messages), each streamed when `stream: true`, and
  * `POST /v1beta/models/{model}:generateContent` / `:streamGenerateContent?alt=sse` (Gemini), from the same script,
- * and `GET /v1/models`.
+ * `GET /v1/models`, and `POST /v1/embeddings` and `POST /v1/rerank` (vectors from the text, no script: see
+ * {@link MockEmbeddingsOptions}).
  *
  * @example
  * const model = await startMockModel({ script: [{ content: 'Hello!' }] });
@@ -118,7 +122,7 @@ export interface MockModel {
  * await model.close();
  */
 export async function startMockModel(options: MockModelOptions): Promise<MockModel> {
-  const { script, seed = 1, models = ['mock-model'], port = 0 } = options;
+  const { script, seed = 1, models = ['mock-model'], port = 0, embeddings = {} } = options;
   const requests: RecordedRequest[] = [];
   const stored = new StoredResponses();
   /** Every Gemini thought signature given, which a Gemini 3 request must send back unchanged. */
@@ -126,6 +130,8 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
   /** Every Messages thinking signature and redacted data, and Responses encrypted reasoning, given: only these come back. */
   const sealed = new Set<string>();
   let steps = 0;
+  /** Embeddings and rerank requests so far, which `embeddings.httpErrors` is counted by (the script is not asked). */
+  let vectorRequests = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -177,6 +183,18 @@ export async function startMockModel(options: MockModelOptions): Promise<MockMod
       const step = ++steps;
       const turn = messagesTurn(await turnFor(script, { protocol: 'messages', body, step, headers }), body);
       return answer(res, renderers.messages, body, turn, step, seed, sealed);
+    }
+    if (req.method === 'POST' && (path === '/v1/embeddings' || path === '/v1/rerank')) {
+      const failure = embeddings.httpErrors?.[vectorRequests++];
+      if (embeddings.delayMs) await sleep(embeddings.delayMs);
+      if (failure) {
+        res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+        if (failure.body !== undefined) return res.end(JSON.stringify(failure.body));
+        const standard = openAIErrorOf(failure.status);
+        return res.end(JSON.stringify({ error: { message: `Scripted HTTP ${failure.status}`, param: null, ...standard } }));
+      }
+      const answered: JsonAnswer = path === '/v1/embeddings' ? embeddingsAnswer(body, embeddings) : rerankAnswer(body, embeddings);
+      return sendJson(res, answered.status, answered.body);
     }
     const gemini = req.method === 'POST' ? geminiRoute(path) : undefined;
     if (gemini && (gemini.method === 'generateContent' || gemini.method === 'streamGenerateContent')) {

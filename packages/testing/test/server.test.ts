@@ -210,7 +210,7 @@ describe('startMockModel', () => {
 
   it('answers unknown routes, bad bodies and exhausted scripts with OpenAI-style errors', async () => {
     const server = await start({ script: [] });
-    const notFound = await fetch(`${server.url}/v1/embeddings`, { method: 'POST', body: '{}' });
+    const notFound = await fetch(`${server.url}/v1/audio/speech`, { method: 'POST', body: '{}' });
     expect(notFound.status).toBe(404);
     expect((await notFound.json()).error.type).toBe('not_found');
     const bad = await post(server, { model: 'x' });

@@ -24,7 +24,7 @@ export type {
   OtelTextMapGetter,
   OtelTracer,
 } from '../observe/otel.js';
-export { readSseStream, type SseStream, type StreamLimits } from '../transport/stream.js';
+export { readFramedStream, readSseStream, type SseStream, type StreamLimits } from '../transport/stream.js';
 export { type RequestInit_, RESUMABLE_HEADER, STREAM_ID_HEADER } from '../transport/transport.js';
 export { DROPPED_HEADER } from '../observe/call.js';
 export {
@@ -63,3 +63,4 @@ export {
   type StreamHandleClass,
 } from '../protocol.js';
 export { sleep } from '../transport/retry.js';
+export { type CheckedEmbeddings, checkEmbeddings, checkRerank, inputCount, type WireEmbedding } from '../embeddings/check.js';

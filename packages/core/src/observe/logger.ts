@@ -95,7 +95,13 @@ export function bodyText(body: unknown): string {
 }
 
 /** Header names that carry credentials: never logged, whatever the level. */
-const CREDENTIAL_HEADERS = new Set<string>([...Object.values(AUTH_HEADERS), 'proxy-authorization', 'cookie']);
+const CREDENTIAL_HEADERS = new Set<string>([
+  ...Object.values(AUTH_HEADERS),
+  'proxy-authorization',
+  'cookie',
+  // AWS's temporary-credentials token, sent beside a SigV4 signature.
+  'x-amz-security-token',
+]);
 
 /** Headers as a plain object for a log line, credentials replaced by `[redacted]`. */
 export function loggableHeaders(headers: Headers): Record<string, string> {

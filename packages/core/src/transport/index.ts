@@ -6,6 +6,7 @@ export {
   type ProtocolName,
   type ProviderQuirks,
   resolveProvider,
+  type StreamFraming,
   type WireRequest,
 } from './providers.js';
 export {
@@ -30,6 +31,7 @@ export {
   type TimeoutOptions,
   type Timeouts,
 } from './timeouts.js';
+export type { RequestSigner, SignableRequest } from './sign.js';
 export { type AccessToken, type AccessTokenSource, TOKEN_REFRESH_MARGIN_MS } from './token.js';
 export {
   type RequestOptions,

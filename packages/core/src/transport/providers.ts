@@ -2,7 +2,9 @@
  * Provider presets: where a vendor's API lives, how it wants the key, where the key usually sits in the
  * environment, and the stream quirks the protocol layers must respect.
  */
+import type { SseEvent } from '@ai4ts/sse';
 import { Ai4tsError } from '../errors.js';
+import type { RequestSigner } from './sign.js';
 import type { AccessTokenSource } from './token.js';
 
 /**
@@ -29,6 +31,16 @@ export const AUTH_HEADERS = {
 export interface WireRequest {
   path: string;
   body: unknown;
+}
+
+/**
+ * A stream framing other than SSE: the content type it comes as, and how its body becomes the protocol's SSE events
+ * (a batch per chunk read), which the protocol's listener then reads as if they had come as SSE. What `decode`
+ * throws is the stream's failure (an in-stream exception as an `ApiError`); `secrets` are to be redacted from it.
+ */
+export interface StreamFraming {
+  contentType: string;
+  decode(body: AsyncIterable<Uint8Array>, secrets: readonly string[]): AsyncIterable<SseEvent[]>;
 }
 
 /** Everything a {@link Transport} needs to know about a vendor. */
@@ -71,6 +83,18 @@ export interface ProviderPreset {
    * the path and JSON body each request is sent with, from the protocol's. Runs after `extraBody` is merged.
    */
   rewriteRequest?: (request: WireRequest) => WireRequest;
+  /**
+   * The most inputs one `/embeddings` request may carry, where the vendor documents it: `embedMany` splits its
+   * values into batches of this size (its `batchSize` option wins; `DEFAULT_EMBEDDING_BATCH_SIZE` when unset).
+   */
+  embeddingBatchSize?: number;
+  /**
+   * Signs every request as a whole instead of sending a key (AWS SigV4: `bedrock()`). The Transport sends the
+   * body text it signed, signs each attempt again, and redacts the signer's secrets like a key.
+   */
+  signer?: RequestSigner;
+  /** For an API whose streams are not SSE (Bedrock's AWS event-stream frames): see {@link StreamFraming}. */
+  streamFraming?: StreamFraming;
   quirks: {
     /** Accepts `stream_options: { include_usage: true }` on streaming Chat Completions requests. */
     streamOptions: boolean;
@@ -107,16 +131,23 @@ const openAICompatible = (name: string, baseURL: string, apiKeyEnv: string[]): P
   quirks: { streamOptions: true },
 });
 
-const dashscope = openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/compatible-mode/v1', [
-  'DASHSCOPE_API_KEY',
-]);
+/** DashScope's text-embedding-v3 and v4 take at most 10 inputs a request. */
+const dashscope = {
+  ...openAICompatible('dashscope', 'https://dashscope.aliyuncs.com/compatible-mode/v1', ['DASHSCOPE_API_KEY']),
+  embeddingBatchSize: 10,
+};
 
 /**
  * The built-in presets. Base URLs are each vendor's documented OpenAI-compatible endpoint (mainland China
  * endpoints for the Chinese vendors; pass `baseURL` for an international region).
  */
 export const PROVIDERS = {
-  openai: { ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']), serves: ['chat', 'responses'] },
+  /** OpenAI's `/embeddings` takes at most 2048 inputs a request. */
+  openai: {
+    ...openAICompatible('openai', 'https://api.openai.com/v1', ['OPENAI_API_KEY']),
+    serves: ['chat', 'responses'],
+    embeddingBatchSize: 2048,
+  },
   /** The user gives the resource URL: `https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`. */
   azure: {
     name: 'azure',
@@ -124,6 +155,7 @@ export const PROVIDERS = {
     apiKeyEnv: ['AZURE_OPENAI_API_KEY'],
     auth: 'api-key',
     query: { 'api-version': '2024-10-21' },
+    embeddingBatchSize: 2048,
     protocol: 'chat',
     quirks: { streamOptions: true },
   },
@@ -134,7 +166,11 @@ export const PROVIDERS = {
   },
   qwen: { ...dashscope, name: 'qwen' },
   dashscope,
-  zhipu: openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
+  /** Zhipu's embedding-3 takes at most 64 inputs a request. */
+  zhipu: {
+    ...openAICompatible('zhipu', 'https://open.bigmodel.cn/api/paas/v4', ['ZHIPUAI_API_KEY', 'ZHIPU_API_KEY']),
+    embeddingBatchSize: 64,
+  },
   moonshot: openAICompatible('moonshot', 'https://api.moonshot.cn/v1', ['MOONSHOT_API_KEY']),
   doubao: openAICompatible('doubao', 'https://ark.cn-beijing.volces.com/api/v3', ['ARK_API_KEY']),
   minimax: openAICompatible('minimax', 'https://api.minimaxi.com/v1', ['MINIMAX_API_KEY']),

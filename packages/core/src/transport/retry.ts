@@ -89,9 +89,13 @@ function isRetryable(failure: Ai4tsError): boolean {
  * In-stream error codes (or types) worth sending the request again for: the provider was busy or failed, as
  * Anthropic's `overloaded_error` / `api_error` / `rate_limit_error`, OpenAI's `server_error` /
  * `rate_limit_exceeded`, Google's `UNAVAILABLE` / `INTERNAL` / `RESOURCE_EXHAUSTED` / `DEADLINE_EXCEEDED` (Gemini),
- * and HTTP-like numeric codes that `isRetryableStatus` accepts (vLLM's `"503"`).
+ * Amazon Bedrock's in-stream exceptions `throttlingException` / `serviceUnavailableException` /
+ * `internalServerException`, and HTTP-like numeric codes that `isRetryableStatus` accepts (vLLM's `"503"`).
  */
 export const RETRYABLE_STREAM_ERROR_CODES: ReadonlySet<string> = new Set([
+  'throttlingException',
+  'serviceUnavailableException',
+  'internalServerException',
   'overloaded_error',
   'api_error',
   'rate_limit_error',

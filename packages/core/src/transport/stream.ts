@@ -6,6 +6,7 @@
 import { connectSse, parseSse, SseError, type SseEvent, type SseEventStream } from '@ai4ts/sse';
 import { Ai4tsError, ConnectionError, TimeoutError } from '../errors.js';
 import { abortError, redactEvent, toAi4tsError } from '../internal/fail.js';
+import type { StreamFraming } from './providers.js';
 import { follow } from '../internal/signal.js';
 import { eachEvent } from '../source.js';
 
@@ -67,6 +68,30 @@ export function readSseStream(response: Response, limits: StreamLimits = {}, res
       parsed = parseSse(chunksOf(reader));
       const cancel = () => void reader.cancel().catch(() => undefined);
       return batches(parsed.batches(), cancel, limits);
+    },
+    [Symbol.asyncIterator]() {
+      return eachEvent(this.batches());
+    },
+  };
+}
+
+/**
+ * Wraps a response whose body is not SSE (Bedrock's AWS event-stream frames), read into SSE events by the preset's
+ * {@link StreamFraming}. The same limits, cancellation and redaction as {@link readSseStream}; never resumed.
+ */
+export function readFramedStream(response: Response, framing: StreamFraming, limits: StreamLimits = {}): SseStream {
+  let started = false;
+  return {
+    response,
+    incomplete: false,
+    batches() {
+      if (started) throw new Ai4tsError('This stream was already iterated: a response body can be read once');
+      started = true;
+      const body = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+      const reader = body.getReader();
+      const cancel = () => void reader.cancel().catch(() => undefined);
+      const secrets = (limits.secrets ?? []).filter((secret): secret is string => secret !== undefined);
+      return batches(framing.decode(chunksOf(reader), secrets)[Symbol.asyncIterator](), cancel, limits);
     },
     [Symbol.asyncIterator]() {
       return eachEvent(this.batches());

@@ -32,7 +32,7 @@ import {
 import { readJsonBody } from '../internal/json-body.js';
 import { withOwnSignal } from '../internal/signal.js';
 import { type Backoff, type OnRetry, RetryPolicy, sleep } from './retry.js';
-import { readSseStream, type SseStream, type StreamResume } from './stream.js';
+import { readFramedStream, readSseStream, type SseStream, type StreamResume } from './stream.js';
 import { type CallContext, ModelCall, type ModelProtocol, type RequestWatch } from '../observe/call.js';
 import type { Prices } from '../observe/cost.js';
 import type { ModelMiddleware } from '../observe/middleware.js';
@@ -260,6 +260,9 @@ export class Transport {
     const log = this.#log;
     const watch = init.watch;
     let secrets = [apiKey ?? ''];
+    const { signer } = this.provider;
+    // A signed request sends the exact text it signed.
+    const signedBody = signer && json !== undefined ? JSON.stringify(json) : undefined;
     if (log?.bodies && json !== undefined) {
       const body = bodyText(json);
       log.write('debug', 'request body', { method, url: url.href, headers: loggableHeaders(headers), body }, secrets);
@@ -280,11 +283,17 @@ export class Transport {
         ...extra,
       });
       if (signal?.aborted) throw abortError(signal);
+      // Each attempt is signed anew: a signature holds its time, and retries wait.
+      if (signer) {
+        if (signedBody !== undefined) headers.set('content-type', 'application/json');
+        headers = await signer.sign({ method, url, headers, body: signedBody });
+        secrets = [...new Set([...secrets, ...signer.secrets()])];
+      }
       // Built outside the try: a body JSON cannot encode (a BigInt, a cycle) throws here, not as a connection error.
       const sending = ky(url, {
         method,
         headers,
-        json,
+        ...(signer ? { body: signedBody } : { json }),
         signal,
         timeout: timeout ?? false,
         retry: 0,
@@ -357,15 +366,19 @@ export class Transport {
    */
   async stream(path: string, init: RequestInit_ = {}): Promise<SseStream> {
     const response = await this.request(path, {
-      ...withAccept(init, 'text/event-stream'),
+      ...withAccept(init, this.provider.streamFraming?.contentType ?? 'text/event-stream'),
       method: init.method ?? 'POST',
     });
     const call = init.options ?? {};
     const secrets = this.secrets(call);
     await throwJsonError(response, secrets);
-    throwNotAStream(response);
     const { firstEvent, idle } = resolveTimeouts(call, this.#options);
     const limits = { signal: call.signal, firstTokenTimeout: firstEvent, idleTimeout: idle, secrets };
+    const framing = this.provider.streamFraming;
+    if (framing && response.headers.get('content-type')?.toLowerCase().startsWith(framing.contentType)) {
+      return readFramedStream(response, framing, limits);
+    }
+    throwNotAStream(response);
     return readSseStream(response, limits, this.#resume(response, call, init.watch));
   }
 
@@ -417,6 +430,7 @@ export class Transport {
    */
   secrets(options: RequestOptions = {}): readonly string[] {
     const keys = [options.apiKey === undefined && this.#tokens ? this.#tokens.token : this.#apiKey(options)];
+    if (this.provider.signer) keys.push(...this.provider.signer.secrets());
     return keys.filter((key): key is string => key !== undefined && key.length >= MIN_SECRET_LENGTH);
   }
 

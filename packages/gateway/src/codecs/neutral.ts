@@ -4,7 +4,7 @@
  * builders rather than N x N translations. Answers take the other road: every upstream is read into the normalized
  * {@link BridgeEvent}s, and every inbound protocol has a writer of those events (docs/gateway.md has the table).
  */
-import type { ProtocolName, ProviderQuirks } from '@ai4ts/core';
+import type { ProtocolName, ProviderQuirks, StreamFraming } from '@ai4ts/core';
 import { isRecord, type ResultSummary } from '@ai4ts/core/internal';
 import type { SseMessage } from '@ai4ts/sse';
 import type { BridgeEvent, OpenAIErrorObject, ReasoningSignatureEvent } from '@ai4ts/bridge';
@@ -278,6 +278,8 @@ export interface UpstreamReadOptions {
 export interface CodecReadOptions extends UpstreamReadOptions {
   /** The upstream preset's stream quirks, which its protocol's listener respects. */
   quirks: ProviderQuirks;
+  /** The upstream preset's stream framing when it streams other than SSE (Bedrock's AWS event-stream frames). */
+  framing?: StreamFraming | undefined;
 }
 
 /** The effort a thinking budget stands for, and back: the gateway's rule, documented in docs/gateway.md. */

@@ -5,7 +5,7 @@
 import { type StreamEvent, type StreamListener, STREAM_EVENT_NAMES } from '@ai4ts/core';
 import {
   type StreamEventSource,
-  type ModelProtocol, readErrorResponse, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
+  type ModelProtocol, readErrorResponse, readFramedStream, sseEventsOf, toAi4tsError } from '@ai4ts/core/internal';
 import type { SseEvent } from '@ai4ts/sse';
 import type { BridgeEvent } from '@ai4ts/bridge';
 import type { CodecReadOptions } from './neutral.js';
@@ -30,13 +30,17 @@ export async function* readWithListener<Final>(
   response: Response,
   options: ListenOptions,
 ): AsyncGenerator<BridgeEvent> {
-  const { signal, secrets, peek, summary } = options;
+  const { signal, secrets, peek, summary, framing } = options;
   if (!response.ok)
     throw listener.fail(await readErrorResponse(response, { signal, secrets }));
   const queue: BridgeEvent[] = [];
   const push = (event: StreamEvent) => queue.push(event);
   for (const name of STREAM_EVENT_NAMES) listener.on(name, push);
-  const events = sseEventsOf(response, { signal, secrets })[Symbol.asyncIterator]();
+  // A preset that streams other than SSE (Bedrock) turns its body into the protocol's SSE events.
+  const framed = framing && response.headers.get('content-type')?.toLowerCase().startsWith(framing.contentType);
+  const events = (framed ? readFramedStream(response, framing, { signal, secrets }) : sseEventsOf(response, { signal, secrets }))[
+    Symbol.asyncIterator
+  ]();
   try {
     while (listener.status !== 'completed') {
       let next: IteratorResult<SseEvent>;

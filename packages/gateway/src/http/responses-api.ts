@@ -5,7 +5,7 @@
  * anyone else is told it does not exist.
  */
 import type { GatewayContext } from '../context.js';
-import type { StoredItem } from '../state/responses.js';
+import type { StoredItem, StoredResponse } from '../state/responses.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import { ownerOf } from './owner.js';
@@ -69,19 +69,72 @@ export async function serveResponsesApi(
         throw new HttpError(400, invalid('Only a background response can be cancelled', null, 'not_background'));
       const status = record.response.status;
       if (status !== 'queued' && status !== 'in_progress') return { status: 200, headers: {}, body: record.response };
-      const stopped = record.streamId !== undefined && (await context.generations.cancel(record.streamId, new Error('cancelled')));
-      if (!stopped)
+      const cancelled = await cancelHere(context, call.id);
+      if (cancelled) return { status: 200, headers: {}, body: cancelled };
+      if (!context.store.requestCancel)
         throw new HttpError(
           409,
           invalid(`Response ${call.id} runs on another gateway instance; send the cancel there`, null, 'cancel_elsewhere'),
         );
-      // Its generation wrote how it ended (a failure, from the abort): the record now says why.
-      const ended = (await context.responses.get(call.id)) ?? record;
-      const cancelled = { ...ended.response, status: 'cancelled', error: null };
-      await context.responses.put({ ...ended, response: cancelled });
-      return { status: 200, headers: {}, body: cancelled };
+      await context.store.requestCancel(call.id);
+      return { status: 200, headers: {}, body: await cancelledElsewhere(context, call.id, record) };
     }
   }
+}
+
+/**
+ * Cancels background response `id` when its generation runs in this process: aborts it, waits for it to end (its
+ * failure written), then stores it `cancelled`. Undefined when it does not run here.
+ */
+async function cancelHere(context: GatewayContext, id: string): Promise<Record<string, unknown> | undefined> {
+  const record = await context.responses.get(id);
+  if (record?.streamId === undefined || !(await context.generations.cancel(record.streamId, new Error('cancelled'))))
+    return undefined;
+  const ended = (await context.responses.get(id)) ?? record;
+  const cancelled = { ...ended.response, status: 'cancelled', error: null };
+  await context.responses.put({ ...ended, response: cancelled });
+  return cancelled;
+}
+
+/** How long a cancel sent to another instance waits for the store to say `cancelled`. */
+const CANCEL_WAIT_MS = 10_000;
+const CANCEL_POLL_MS = 25;
+
+/**
+ * The response as the store holds it once the instance running it stored it `cancelled`, or once it ended otherwise
+ * (it completed before the cancel arrived), or after {@link CANCEL_WAIT_MS} (no instance runs it any more). A
+ * `failed` is waited past: an aborted generation writes it just before its instance writes `cancelled`.
+ */
+async function cancelledElsewhere(context: GatewayContext, id: string, record: StoredResponse): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + CANCEL_WAIT_MS;
+  let latest = record;
+  for (;;) {
+    latest = (await context.responses.get(id)) ?? latest;
+    const status = latest.response.status;
+    if (status === 'cancelled' || status === 'completed' || status === 'incomplete' || Date.now() >= deadline)
+      return latest.response;
+    await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+  }
+}
+
+/** The contexts whose instance listens for the cancels other instances send (once each, again after a failure). */
+const listening = new WeakMap<GatewayContext, Promise<void>>();
+
+/** Listens for cancels sent through a shared store, before a background response starts on this instance. */
+function listenForCancels(context: GatewayContext): Promise<void> {
+  const { store } = context;
+  if (!store.listenForCancels) return Promise.resolve();
+  let heard = listening.get(context);
+  if (!heard) {
+    heard = store
+      .listenForCancels((id) => void cancelHere(context, id).catch(() => undefined))
+      .catch((error: unknown) => {
+        listening.delete(context);
+        throw error;
+      });
+    listening.set(context, heard);
+  }
+  return heard;
 }
 
 /** `starting_after`: a sequence number (-1, the default, for every event). */
@@ -120,7 +173,14 @@ function inputItems(input: readonly StoredItem[], query: URLSearchParams) {
  * after this request returns, or after its client left). A streamed request reads it from the store; otherwise the
  * answer is the response as it opened, `in_progress`.
  */
-export async function runInBackground(turn: StoredTurn, streamed: boolean, start: (owner: string) => Promise<Reply>): Promise<Reply> {
+export async function runInBackground(
+  context: GatewayContext,
+  turn: StoredTurn,
+  streamed: boolean,
+  start: (owner: string) => Promise<Reply>,
+): Promise<Reply> {
+  // Cancellable from any instance sharing the store: this one hears the cancel before the generation starts.
+  await listenForCancels(context);
   const reply = await start(turn.owner);
   if (streamed) return reply;
   // The client reads nothing of it now: the stream's reader is let go, the generation runs on into the store.

@@ -37,6 +37,7 @@ import type { VirtualKey } from '../keys/key.js';
 import { costUsd } from '../keys/spend.js';
 import { ADMIN_ROOT, admin } from './admin.js';
 import { type ApiKey, tokenOf } from './auth.js';
+import { answerVectors, vectorRouteOf } from './embeddings.js';
 import { HttpError, invalid } from './errors.js';
 import type { Incoming, Reply } from './incoming.js';
 import type { StreamSlot } from './limits.js';
@@ -162,6 +163,17 @@ async function answer(
     return path === '/healthz' ? { status: 200, headers: {}, body: { status: 'ok' } } : readiness(context);
   }
   if (path === ADMIN_ROOT || path.startsWith(`${ADMIN_ROOT}/`)) return admin(context, request, path);
+  const vectors = vectorRouteOf(path);
+  if (vectors) {
+    if (request.method !== 'POST') throw notAllowed('POST', path);
+    const key = await identify(context, request);
+    if (key) entry.keyName = key.name;
+    if (context.draining) throw shuttingDown();
+    const text = await request.text();
+    // A virtual key's models, limits and spend count here as on the chat routes: admitted once the model is known.
+    const admit = (model: string) => (key ? context.keys?.admit(key, { model, stream: false, maxTokens: 0 }, text.length) : undefined);
+    return answerVectors(context, vectors, parseJson(text), signal, entry, admit);
+  }
   const stored = matchResponsesApi(request.method, path);
   if (stored) {
     const key = await identify(context, request);
@@ -202,7 +214,7 @@ async function answer(
   const call = key && (await context.keys?.admit(key, parsed, text.length));
   try {
     if (turn?.background)
-      return await runInBackground(turn, parsed.stream, (owner) =>
+      return await runInBackground(context, turn, parsed.stream, (owner) =>
         complete(context, codec, { ...parsed, stream: true }, owner, signal, entry, span, started, call, turn),
       );
     const resumable = codec.eventIds !== false && (context.resumable || request.header(RESUMABLE_HEADER) === '1');
@@ -253,7 +265,7 @@ function routeOf(path: string, codec: ProtocolCodec | undefined): string | undef
   // The model in the path is not part of the route: one template per method, whatever the model.
   if (codec?.match) return path.replace(/\/models\/[^/:]+:/, '/models/{model}:');
   if (codec) return `${API_ROOT}${codec.path}`;
-  if (path === MODELS || path === '/healthz' || path === '/readyz') return path;
+  if (path === MODELS || path === '/healthz' || path === '/readyz' || vectorRouteOf(path)) return path;
   if (matchResponsesApi('GET', path)) return path.replace(/^\/v1\/responses\/[^/]+/, '/v1/responses/{id}');
   return STREAMS.test(path) ? '/v1/streams/{id}' : undefined;
 }

@@ -60,7 +60,12 @@ export class KeyGate {
    * Admits one call of `key`: a 403 `model_not_allowed` for a model outside its patterns, a 429 over a limit or its
    * budget; else the call, which reserved its estimate and must be ended once ({@link KeyCall.end}).
    */
-  async admit(key: VirtualKey, request: GatewayRequest, bodyLength: number, now = Date.now()): Promise<KeyCall> {
+  async admit(
+    key: VirtualKey,
+    request: Pick<GatewayRequest, 'model' | 'stream' | 'maxTokens'>,
+    bodyLength: number,
+    now = Date.now(),
+  ): Promise<KeyCall> {
     if (!allowsModel(key, request.model))
       throw new HttpError(
         403,
@@ -170,10 +175,15 @@ export class KeyCall {
   }
 
   /** Reads one upstream event: its usage, or the size of its output. */
+  /** The call's usage as its answer reports it: an event's, or a JSON answer's (embeddings, rerank). */
+  used(usage: Usage): void {
+    this.#usage = usage;
+  }
+
   see(event: BridgeEvent): void {
     switch (event.type) {
       case 'usage':
-        this.#usage = event.usage;
+        this.used(event.usage);
         break;
       case 'content':
       case 'reasoning':

@@ -128,6 +128,9 @@ export class RedisStreamStore implements StreamStore {
   #lost = false;
   #subscriber: Redis | undefined;
   readonly #channels = new Map<string, Channel>();
+  /** Who hears the cancels asked on the cancel channel, and the subscription to it once asked for. */
+  readonly #cancels = new Set<(id: string) => void>();
+  #cancelsHeard: Promise<void> | undefined;
   /**
    * The last message number sent for each stream this instance writes, so that `end` needs no read: a command that
    * timed out may still run once a stalled Redis wakes, and the end entry must come after it.
@@ -169,6 +172,11 @@ export class RedisStreamStore implements StreamStore {
     } catch (error) {
       throw storeFailure(error);
     }
+  }
+
+  /** The channel of cancels: not a stream key (those end in a stream id, a UUID). */
+  get #cancelChannel(): string {
+    return `${this.#prefix}cancel`;
   }
 
   #key(id: string): string {
@@ -331,6 +339,10 @@ export class RedisStreamStore implements StreamStore {
     if (this.#subscriber) return this.#subscriber;
     const subscriber = this.#connect();
     subscriber.on('message', (key: string, payload: string) => {
+      if (key === this.#cancelChannel) {
+        for (const cancel of this.#cancels) cancel(payload);
+        return;
+      }
       const channel = this.#channels.get(key);
       if (!channel) return;
       if (payload !== '') channel.failure = failureOf(payload);
@@ -351,6 +363,27 @@ export class RedisStreamStore implements StreamStore {
    */
   responses(options: ResponseStoreOptions = {}): ResponseStore {
     return new RedisResponseStore((command) => this.#run(command), this.#prefix, options.ttlMs ?? DEFAULT_RESPONSE_TTL_MS);
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    await this.#run((redis) => redis.publish(this.#cancelChannel, id));
+  }
+
+  async listenForCancels(cancel: (id: string) => void): Promise<void> {
+    this.#cancels.add(cancel);
+    if (!this.#cancelsHeard) {
+      // Asked again after a failure: ioredis re-subscribes on a reconnection only to what it once subscribed.
+      const heard = this.#lost
+        ? Promise.reject(storeFailed('cannot be reached'))
+        : this.#listener()
+            .subscribe(this.#cancelChannel)
+            .then(() => undefined);
+      this.#cancelsHeard = heard.catch((error: unknown) => {
+        this.#cancelsHeard = undefined;
+        throw storeFailure(error);
+      });
+    }
+    await this.#cancelsHeard;
   }
 
   async ready(): Promise<boolean> {

@@ -45,6 +45,13 @@ export interface StreamStore {
    * memory.
    */
   responses?(): ResponseStore;
+  /**
+   * Asks every instance sharing the store to cancel background response `id` (a shared store's); the instance that
+   * runs it aborts it. Without it a response runs on this instance or on none.
+   */
+  requestCancel?(id: string): Promise<void>;
+  /** Calls `cancel` with the id of each response any instance asks to cancel; resolves once listening. */
+  listenForCancels?(cancel: (id: string) => void): Promise<void>;
   /** Whether the store can serve (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Releases timers and connections. */

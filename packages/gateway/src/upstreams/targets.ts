@@ -110,6 +110,12 @@ export interface UpstreamTarget {
   readonly retry: RetryPolicy | undefined;
   /** Starts the span of one call to it, under the gateway request's: the `chat {model}` span of core's clients. */
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan;
+  /**
+   * Sends a JSON body to another endpoint of its API (`embeddings`, `rerank`), the model replaced by the route's
+   * `upstreamModel`, retried like `post`: resolves to the answer's JSON, secrets redacted. Undefined for a daemon,
+   * which speaks only its dialect.
+   */
+  readonly sendJson: ((path: string, body: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 /**
@@ -150,6 +156,7 @@ class DaemonTarget implements UpstreamTarget {
   readonly toolCalls = 'daemon';
   readonly sessionRequired: boolean;
   readonly retry = undefined;
+  readonly sendJson = undefined;
   readonly #url: string | URL;
   readonly #dialect: Dialect;
   readonly #token: string | undefined;
@@ -281,12 +288,17 @@ class ProviderTarget implements UpstreamTarget {
   }
 
   read(response: Response, options: UpstreamReadOptions): AsyncIterable<BridgeEvent> {
-    return this.#codec.read(response, { ...options, quirks: this.#transport.provider.quirks });
+    const { quirks, streamFraming } = this.#transport.provider;
+    return this.#codec.read(response, { ...options, quirks, framing: streamFraming });
   }
 
   startSpan(request: GatewayRequest, parent: RequestSpan): ModelSpan {
     const { name } = this.#transport.provider;
     return parent.startUpstream(name, this.#server, this.#codec.name, this.#body(request), this.secrets);
+  }
+
+  sendJson(path: string, body: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    return this.#transport.json(path, { body: this.#model ? { ...body, model: this.#model } : body, options: { signal } });
   }
 
   #body(request: GatewayRequest): Record<string, unknown> {

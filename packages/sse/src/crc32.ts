@@ -1,0 +1,21 @@
+/** CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), the checksum of AWS event-stream frames. */
+let table: Uint32Array | undefined;
+
+function tableOf(): Uint32Array {
+  if (table) return table;
+  table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+}
+
+/** The CRC-32 of `bytes`, as an unsigned 32-bit number. */
+export function crc32(bytes: Uint8Array): number {
+  const t = tableOf();
+  let crc = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) crc = (t[(crc ^ (bytes[i] ?? 0)) & 0xff] ?? 0) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
