@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PROVIDERS, type ProviderName } from '@ai4ts/core';
 import { loadOtel } from '@ai4ts/core/internal';
+import type { GatewayOptions } from './context.js';
 import { jsonLines } from './http/access-log.js';
 import { listenGateway } from './http/listen.js';
 import { FileKeyStore } from './keys/store.js';
-import { Reloaders, routesReloader } from './reload.js';
+import { keysReloader, Reloaders, routesReloader } from './reload.js';
 import { MemoryStreamStore } from './state/memory.js';
 import { MemoryResponseStore, type ResponseStore } from './state/responses.js';
 import type { StreamStore } from './state/store.js';
@@ -60,7 +61,8 @@ A gateway: POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/mo
 (GET /v1/models, /healthz, /readyz) in front of a daemon that streams its own SSE dialect, or a provider of any of
 the four protocols,
 translated live. Prints "listening on http://HOST:PORT" first; SIGINT or SIGTERM stop it. SIGHUP, or a change
-of the file, reads --routes again: a bad file is refused (its line named on stderr) and the routes in use stay.
+of the file, reads --routes and a --keys file again: a bad file is refused (its line named on stderr) and the one in
+use stays.
 
 Options:
   --upstream URL         the daemon's URL (each request is one POST to it), or a provider's API root
@@ -361,19 +363,17 @@ async function stores(): Promise<{ store: StreamStore; responseStore: ResponseSt
   return { store, responseStore: store.responses(responseOptions) };
 }
 
-/** The virtual keys of `--keys`, and the admin token of `--admin-token-env`; the file store reread on SIGHUP. */
-async function keys() {
+/** The virtual keys of `--keys`, and the admin token of `--admin-token-env` (a keys file is reloaded as the routes are). */
+async function keys(): Promise<Pick<GatewayOptions, 'keys' | 'adminToken'>> {
   const variable = values['admin-token-env'];
   if (values.keys === undefined) return variable === undefined ? {} : fail('--admin-token-env needs --keys');
   const adminToken = variable === undefined ? undefined : process.env[variable]?.trim() || fail(`--admin-token-env: ${variable} is not set`);
   const { openKeys } = await import('./keys/cli.js');
-  const onReloadError = (error: Error) => process.stderr.write(`ai4ts-gateway: --keys: kept the keys before: ${error.message}\n`);
-  const opened = await openKeys(values.keys, { watch: true, onReloadError }).catch((error: Error) => fail(`--keys: ${error.message}`));
-  const { store } = opened;
-  if (store instanceof FileKeyStore) process.on('SIGHUP', () => store.reload());
+  const opened = await openKeys(values.keys).catch((error: Error) => fail(`--keys: ${error.message}`));
   return { keys: opened, ...(adminToken === undefined ? {} : { adminToken }) };
 }
 
+const keyOptions = await keys();
 const gateway = await listenGateway({
   ...(upstream === undefined ? {} : { upstream }),
   ...(dialect === 'typed' || dialect === 'named' ? { dialect } : {}),
@@ -400,7 +400,7 @@ const gateway = await listenGateway({
   serverTimeouts,
   fetch: httpFetch,
   ...(maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams }),
-  ...(await keys()),
+  ...keyOptions,
 }).catch((error: Error) => stop(error.message));
 
 /** The files read again on SIGHUP and when they change; each outcome one line on stderr. */
@@ -412,6 +412,7 @@ const reloaders = new Reloaders((outcome) =>
   ),
 );
 if (values.routes !== undefined) reloaders.add(routesReloader(values.routes, process.env, gateway.setRoutes));
+if (keyOptions.keys?.store instanceof FileKeyStore) reloaders.add(keysReloader(keyOptions.keys.store));
 reloaders.watch();
 // Only with something to reload: otherwise SIGHUP keeps its default, ending the process (a closed terminal).
 if (reloaders.size > 0) process.on('SIGHUP', () => void reloaders.reloadAll());

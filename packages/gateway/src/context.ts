@@ -186,7 +186,12 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
   const headers: Record<string, string> = options.cors
     ? {
         'access-control-allow-origin': options.cors,
-        'access-control-expose-headers': 'x-session-id, retry-after, x-ai4ts-upstream, x-ai4ts-attempts',
+        'access-control-expose-headers': [
+          'x-session-id, retry-after, x-ai4ts-upstream, x-ai4ts-attempts, x-ai4ts-cost',
+          // A virtual key's limits (keys/gate.ts), as OpenAI names them.
+          'x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests',
+          'x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens',
+        ].join(', '),
         ...(options.cors === '*' ? {} : { vary: 'Origin' }),
       }
     : {};
@@ -198,6 +203,7 @@ export function resolveContext(options: GatewayOptions, relayUpstreamStatus = fa
       streams: () => streams.open,
       storeReady: () => store.ready(),
       models: () => table.models,
+      health: () => table.router.health(),
     });
   const { log } = options;
   return {

@@ -54,7 +54,8 @@ export {
   type VirtualKey,
   VirtualKeySchema,
 } from './keys/key.js';
-export { FileKeyStore, type FileKeyStoreOptions, type KeyStore, readKeys } from './keys/store.js';
+export { FileKeyStore, type KeyStore, readKeys } from './keys/store.js';
+export { keysReloader, type Reloader, type ReloadOutcome, Reloaders, routesReloader } from './reload.js';
 export {
   type Admission,
   type Ask,

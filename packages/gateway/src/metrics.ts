@@ -1,6 +1,7 @@
 /**
  * The gateway's Prometheus metrics. They observe each finished access-log entry, so that a feature (keys, fallbacks,
- * cost) only fills the entry's fields, plus two gauges read when scraped (streams in flight, the store's readiness).
+ * cost) only fills the entry's fields, plus what is read when scraped: streams in flight, the store's readiness, and
+ * each upstream's health (its state, answers in flight, latency, failures and cooldowns).
  * `prom-client` is imported only when metrics are on. Every label is bounded: route templates rather than paths,
  * model names from the configured routes (any other is `other`), upstream names from the configuration, the key's
  * name (never the key).
@@ -10,6 +11,7 @@ import type { AccessLogEntry } from './http/access-log.js';
 import { BearerAuth } from './http/auth.js';
 import { HttpError, invalid } from './http/errors.js';
 import type { Incoming, Reply } from './http/incoming.js';
+import type { UpstreamHealth, UpstreamState } from './upstreams/health.js';
 
 /** The `metrics` option of the gateway: where `/metrics` is served, into which registry, behind which token. */
 export interface GatewayMetricsOptions {
@@ -32,7 +34,12 @@ export interface MetricsSources {
   storeReady(): Promise<boolean>;
   /** The model names the routes configure (no pattern): the only ones used as labels. */
   models(): readonly string[];
+  /** Each upstream of each route as it is now (`Gateway.health()`). */
+  health(): readonly UpstreamHealth[];
 }
+
+/** Every state, so that a scrape says 0 for the states an upstream is not in (an alert on `state="cooling" == 1`). */
+const STATES: readonly UpstreamState[] = ['healthy', 'cooling', 'half-open'];
 
 const PROM_CLIENT = 'prom-client';
 
@@ -49,6 +56,8 @@ const OTHER_MODEL = 'other';
 type RequestLabel = 'route' | 'protocol' | 'upstream' | 'model' | 'status' | 'result' | 'key';
 type TimingLabel = 'route' | 'protocol' | 'upstream' | 'model';
 type TokenLabel = 'type' | 'route' | 'upstream' | 'model' | 'key';
+/** An upstream of a route: `route` is the route's model pattern here, as in `/readyz`. */
+type UpstreamLabel = 'route' | 'upstream';
 
 /** The instruments, once prom-client is loaded. */
 interface Instruments {
@@ -63,6 +72,11 @@ interface Instruments {
   rejections: Prom.Counter<'route' | 'key'>;
   streams: Prom.Gauge;
   storeReady: Prom.Gauge;
+  upstreamState: Prom.Gauge<UpstreamLabel | 'state'>;
+  upstreamInFlight: Prom.Gauge<UpstreamLabel>;
+  upstreamLatency: Prom.Gauge<UpstreamLabel>;
+  upstreamFailures: Prom.Gauge<UpstreamLabel>;
+  cooldowns: Prom.Counter<UpstreamLabel>;
 }
 
 /** The metrics of one gateway: the observer of its access-log entries, and the `/metrics` endpoint. */
@@ -179,6 +193,59 @@ async function load(given: Prom.Registry | undefined, sources: MetricsSources): 
       registers,
       async collect() {
         this.set((await sources.storeReady().catch(() => false)) ? 1 : 0);
+      },
+    }),
+    // Each of these is reset before it is filled: an upstream no longer routed (a reload) leaves no stale series.
+    upstreamState: new client.Gauge({
+      name: 'ai4ts_gateway_upstream_state',
+      help: "1 for the state each upstream of each route (its model pattern) is in, 0 for the others: healthy, cooling (skipped) or half-open (tried again after a cooldown)",
+      labelNames: ['route', 'upstream', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { route, upstream, state } of sources.health())
+          for (const each of STATES) this.set({ route, upstream, state: each }, each === state ? 1 : 0);
+      },
+    }),
+    upstreamInFlight: new client.Gauge({
+      name: 'ai4ts_gateway_upstream_in_flight',
+      help: 'Answers each upstream is giving now, from the request sent until the answer ends',
+      labelNames: ['route', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { route, upstream, inFlight } of sources.health()) this.set({ route, upstream }, inFlight);
+      },
+    }),
+    upstreamLatency: new client.Gauge({
+      name: 'ai4ts_gateway_upstream_latency_seconds',
+      help: "The exponentially weighted mean of each upstream's time to first event (the latency strategy's measure); absent before its first answer",
+      labelNames: ['route', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { route, upstream, latencyMs } of sources.health())
+          if (latencyMs !== undefined) this.set({ route, upstream }, latencyMs / 1000);
+      },
+    }),
+    upstreamFailures: new client.Gauge({
+      name: 'ai4ts_gateway_upstream_failures',
+      help: "Each upstream's failures before a first event in its current cooldown window",
+      labelNames: ['route', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { route, upstream, failures } of sources.health()) this.set({ route, upstream }, failures);
+      },
+    }),
+    cooldowns: new client.Counter({
+      name: 'ai4ts_gateway_upstream_cooldowns_total',
+      help: 'Cooldowns each upstream started; a reload of the routes starts them again from 0 (a counter reset)',
+      labelNames: ['route', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { route, upstream, cooldowns } of sources.health()) this.inc({ route, upstream }, cooldowns);
       },
     }),
   };

@@ -1,11 +1,13 @@
 /**
- * Configuration read again while the gateway runs. Each file is a {@link Reloader}; the CLI runs them all on SIGHUP,
+ * Configuration read again while the gateway runs: the routes file and the virtual keys file. Each file is a
+ * {@link Reloader}; the CLI runs them all on SIGHUP,
  * and each one when its file changes (fs.watch, debounced). A reloader validates before it applies: a bad file is
  * refused with the line of its fault, and what is in use stays. Requests already routed keep what they hold.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import type { FileKeyStore } from './keys/store.js';
 import type { RouteSpec } from './upstreams/router.js';
 import { readRoutes, routesFormatOf } from './upstreams/routes-file.js';
 
@@ -123,4 +125,9 @@ export function routesReloader(
       apply(readRoutes(text, env, routesFormatOf(path)));
     },
   };
+}
+
+/** The virtual keys file as a reloader: reread by the store, which keeps its keys when the file is bad. */
+export function keysReloader(store: FileKeyStore): Reloader {
+  return { name: `--keys ${store.path}`, path: store.path, reload: () => store.reload() };
 }

@@ -211,8 +211,8 @@ describe('health', () => {
     const server = await serve((req, res) => gateway.node(req, res), { readBody: false });
     try {
       expect(gateway.health()).toEqual([
-        { route: 'm*', upstream: 'a', state: 'healthy', failures: 0, inFlight: 0 },
-        { route: 'm*', upstream: 'b', state: 'healthy', failures: 0, inFlight: 0 },
+        { route: 'm*', upstream: 'a', state: 'healthy', failures: 0, inFlight: 0, cooldowns: 0 },
+        { route: 'm*', upstream: 'b', state: 'healthy', failures: 0, inFlight: 0, cooldowns: 0 },
       ]);
       const response = await fetch(`${server.url}v1/chat/completions`, {
         method: 'POST',
@@ -220,9 +220,9 @@ describe('health', () => {
         body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
       });
       const [healthA, healthB] = gateway.health();
-      expect(healthA).toEqual({ route: 'm*', upstream: 'a', state: 'cooling', failures: 0, cooldownUntil: expect.any(Number), inFlight: 0 });
+      expect(healthA).toEqual({ route: 'm*', upstream: 'a', state: 'cooling', failures: 0, cooldownUntil: expect.any(Number), inFlight: 0, cooldowns: 1 });
       expect(healthA?.cooldownUntil).toBeGreaterThan(Date.now());
-      expect(healthB).toEqual({ route: 'm*', upstream: 'b', state: 'healthy', failures: 0, inFlight: 1, latencyMs: expect.any(Number) });
+      expect(healthB).toEqual({ route: 'm*', upstream: 'b', state: 'healthy', failures: 0, inFlight: 1, latencyMs: expect.any(Number), cooldowns: 0 });
       release();
       expect(readChunks(await response.text()).text).toBe('held then done');
       await expect.poll(() => gateway.health()[1]?.inFlight).toBe(0);

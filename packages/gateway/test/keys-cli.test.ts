@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileKeyStore } from '@ai4ts/gateway';
+import { FileKeyStore, keysReloader, type ReloadOutcome, Reloaders } from '@ai4ts/gateway';
 import { startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysCommand } from '../src/keys/cli.js';
@@ -156,8 +156,9 @@ describe('ai4ts-gateway --keys FILE --admin-token-env VAR', () => {
       expect(list.status).toBe(200);
       expect((await fetch(`${url}/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
 
-      // The change is seen by the watch; SIGHUP then rereads it again (a second complaint, with no change between).
-      const complaints = () => stderr.split('kept the keys before: the keys file: keys').length - 1;
+      // The change is seen by the watch; SIGHUP then rereads it again (a second complaint, with no change between):
+      // the same reloaders, and the same line, as the routes file's.
+      const complaints = () => stderr.split(`--keys ${file} not reloaded, the one in use is kept: the keys file: keys`).length - 1;
       writeFileSync(file, '{"keys": 3}');
       await expect.poll(complaints).toBeGreaterThan(0);
       const seen = complaints();
@@ -180,8 +181,13 @@ describe('the keys file a gateway reads', () => {
   it('picks up a change; a bad file keeps the keys before it and names its line and field', async () => {
     const file = keysFile();
     await keys('create', '--keys', file, '--name', 'first');
-    const errors: Error[] = [];
-    const store = new FileKeyStore(file, { watch: true, onReloadError: (error) => errors.push(error) });
+    const store = new FileKeyStore(file);
+    // Watched as the CLI watches it: by the reloaders the routes file shares.
+    const outcomes: ReloadOutcome[] = [];
+    const reloaders = new Reloaders((outcome) => outcomes.push(outcome));
+    reloaders.add(keysReloader(store));
+    reloaders.watch(20);
+    const refusals = () => outcomes.flatMap((outcome) => (outcome.applied ? [] : [outcome.reason]));
     try {
       expect((await store.list()).map((key) => key.name)).toEqual(['first']);
       await keys('create', '--keys', file, '--name', 'second');
@@ -189,15 +195,15 @@ describe('the keys file a gateway reads', () => {
 
       const good = readFileSync(file, 'utf8');
       writeFileSync(file, good.replace(/"name": "second"/, '"name": "second",\n      "rpm": -3'));
-      await expect.poll(() => errors.length).toBeGreaterThan(0);
-      expect(errors.at(-1)?.message).toMatch(/the keys file: keys\.1\.rpm \(line \d+, column \d+\): /);
+      await expect.poll(() => refusals().length).toBeGreaterThan(0);
+      expect(refusals().at(-1)).toMatch(/the keys file: keys\.1\.rpm \(line \d+, column \d+\): /);
       expect((await store.list()).map((key) => key.name)).toEqual(['first', 'second']);
 
       writeFileSync(file, '{"keys": [');
-      expect(store.reload()).toBe(false);
-      expect(errors.at(-1)?.message).toMatch(/the keys file is not JSON/);
+      await expect(store.reload()).rejects.toThrow(/the keys file is not JSON/);
       expect((await store.list()).map((key) => key.name)).toEqual(['first', 'second']);
     } finally {
+      reloaders.close();
       await store.close();
     }
   });

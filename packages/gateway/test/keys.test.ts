@@ -256,6 +256,19 @@ describe('spend', () => {
     expect(log.find((entry) => entry.stream)).toMatchObject({ keyName: 'ci', cost: expect.closeTo(spent, 6) });
   });
 
+  it('x-ai4ts-cost of a whole answer is what the key was charged', async () => {
+    const { gateway } = await setup();
+    const { key, id } = await createKey(gateway, {});
+    const response = await chat(gateway, key);
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    // gpt-4o-mini: 100 input tokens at $0.15 and 50 output tokens at $0.60 per million.
+    expect(response.headers.get('x-ai4ts-cost')).toBe('0.000045');
+    await expect
+      .poll(async () => ((await (await admin(gateway, 'GET', `/admin/keys/${id}/spend`)).json()) as { spentUsd: number }).spentUsd)
+      .toBe(0.000045);
+  });
+
   it('a stream cut short before its usage is charged its input estimate and the output that went out', async () => {
     const { gateway, log } = await setup({ content: 'x'.repeat(400), usage: USAGE, cutOff: { afterChunks: 30, reset: true } });
     const { key, id } = await createKey(gateway, {});

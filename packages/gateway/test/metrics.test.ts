@@ -222,7 +222,7 @@ describe('the entry fields other features fill', () => {
   });
 
   it('reads the key name, the cost, the attempts and the gateway’s own 429s from the entry', async () => {
-    const metrics = new GatewayMetrics({}, { streams: () => 0, storeReady: async () => true, models: () => ['known-model'] });
+    const metrics = new GatewayMetrics({}, { streams: () => 0, storeReady: async () => true, models: () => ['known-model'], health: () => [] });
     metrics.observe(entry({ keyName: 'ci', cost: 0.25, attempts: 2 }));
     metrics.observe(entry({ keyName: 'ci', cost: 0.5 }));
     metrics.observe(entry({ keyName: 'ci', status: 429, upstream: undefined }));

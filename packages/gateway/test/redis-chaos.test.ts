@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { RedisStreamStore } from '@ai4ts/gateway/redis';
+import { RedisKeyCounters, RedisKeyStore, RedisStreamStore } from '@ai4ts/gateway/redis';
 import { parseSse } from '@ai4ts/sse';
 import { type MockModel, startMockModel } from '@ai4ts/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -167,5 +167,33 @@ describe('Redis chaos', () => {
     expect(clients()).toBeLessThanOrEqual(before + 1);
     const read = await Promise.all([live, ...readers].map((response) => readAll(response)));
     for (const events of read) expect(events.at(-1)?.data).toBe('[DONE]');
+  }, 15_000);
+
+  it('virtual keys in Redis (the stream store in memory): killed, /readyz is a 503 key_store_unavailable; restarted, ready again', async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    const model = await startMockModel({ script: () => ({ content: 'Hi' }) });
+    open.push(model);
+    const options = { redis: `redis://127.0.0.1:${port}`, commandTimeoutMs: 1000 };
+    const gateway = await listenGateway({
+      upstream: model.baseURL,
+      upstreamProtocol: 'chat',
+      auth: 'sk-gateway',
+      keys: { store: new RedisKeyStore(options), counters: new RedisKeyCounters(options) },
+    });
+    open.push({ close: () => gateway.shutdown({ deadlineMs: 1000 }) });
+    const readyz = async () => {
+      const response = await fetch(`${gateway.url}/readyz`);
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', cooling: [] } });
+
+    await stop(redis, false, 'SIGKILL');
+    const down = await readyz();
+    expect(down).toEqual({ status: 503, body: { status: 'key_store_unavailable', cooling: [] } });
+    expect(JSON.stringify(down.body)).not.toMatch(/127\.0\.0\.1|ioredis|ECONNREFUSED/);
+
+    redis = await startRedis(port);
+    await expect.poll(async () => (await readyz()).status, { timeout: 5000 }).toBe(200);
   }, 15_000);
 });

@@ -247,4 +247,32 @@ describe('the CLI on SIGHUP', { timeout: 30_000 }, () => {
     expect(total(metrics, 'ai4ts_gateway_requests_total', { model: 'b-model', status: '200' })).toBe(2);
     expect(total(metrics, 'ai4ts_gateway_requests_total', { route: '/v1/chat/completions', status: '404' })).toBe(1);
   });
+
+  it('one SIGHUP reads --routes and the --keys file, each refused or applied on its own', async () => {
+    const a = await daemonSaying('from-a');
+    // Both given as links into another directory: only SIGHUP, not the watch, can reload them here.
+    const [routesTarget, keysTarget] = [join(tempDir(), 'routes.yaml'), join(tempDir(), 'keys.json')];
+    const [routes, keys] = [join(tempDir(), 'routes.yaml'), join(tempDir(), 'keys.json')];
+    writeFileSync(routesTarget, routesYaml({ 'a-model': a }));
+    writeFileSync(keysTarget, '{"keys": []}\n');
+    symlinkSync(routesTarget, routes);
+    symlinkSync(keysTarget, keys);
+    const { child, stderr } = run(['--routes', routes, '--keys', keys, '--port', '0']);
+    await listening(child);
+
+    child.kill('SIGHUP');
+    expect((await stderrLine(stderr, 2)).slice(0, 2)).toEqual([
+      `ai4ts-gateway: reloaded --routes ${routes}`,
+      `ai4ts-gateway: reloaded --keys ${keys}`,
+    ]);
+
+    writeFileSync(keysTarget, '{"keys": [\n');
+    child.kill('SIGHUP');
+    const lines = await stderrLine(stderr, 4);
+    expect(lines.slice(2, 4)).toEqual([
+      `ai4ts-gateway: reloaded --routes ${routes}`,
+      expect.stringMatching(new RegExp(`^ai4ts-gateway: --keys ${keys} not reloaded, the one in use is kept: the keys file is not JSON`)),
+    ]);
+    expect(child.exitCode).toBe(null);
+  });
 });

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sseResponse, writeSse } from '@ai4ts/bridge';
 import { follow } from '@ai4ts/core/internal';
+import type { SseMessage } from '@ai4ts/sse';
 import type { GatewayContext } from '../context.js';
 import { asksClose, lingerOnClose } from './connection.js';
 import type { Incoming } from './incoming.js';
@@ -48,11 +49,32 @@ function sendNode(context: GatewayContext, res: ServerResponse, reply: Outgoing,
   // A body left unread must not be read to its end to reuse the connection: close it once the answer is out.
   const headers = close ? { ...reply.headers, connection: 'close' } : reply.headers;
   if (reply.stream) {
-    writeSse(res, reply.stream, { headers, heartbeatMs: context.heartbeatMs }).catch(() => {});
+    const { trailers } = reply;
+    const stream = trailers ? thenTrailers(reply.stream, res, trailers) : reply.stream;
+    const declared = trailers ? { ...headers, trailer: Object.keys(trailers).join(', ') } : headers;
+    writeSse(res, stream, { headers: declared, heartbeatMs: context.heartbeatMs }).catch(() => {});
     return;
   }
   res.writeHead(reply.status, headers);
   res.end(reply.body);
+}
+
+/**
+ * The stream, then its trailers added once its last message is out, before writeSse ends the response (a stream that
+ * fails ends with no trailer: the connection is destroyed).
+ */
+async function* thenTrailers(
+  stream: AsyncIterable<SseMessage>,
+  res: ServerResponse,
+  trailers: Record<string, () => string | undefined>,
+): AsyncGenerator<SseMessage> {
+  yield* stream;
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(trailers)) {
+    const read = value();
+    if (read !== undefined) values[name] = read;
+  }
+  res.addTrailers(values);
 }
 
 /**

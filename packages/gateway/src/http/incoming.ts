@@ -14,6 +14,11 @@ export interface Reply {
   text?: string;
   /** An SSE body (status 200): the adapters stream it with heartbeats. */
   stream?: AsyncIterable<SseMessage>;
+  /**
+   * HTTP trailers of the stream, by name: each value read once its last message is out, and left out when undefined.
+   * Only the node:http adapter sends them (a fetch `Response` has no trailers).
+   */
+  trailers?: Record<string, () => string | undefined>;
 }
 
 /** A request as the routes read it, whichever server received it. */

@@ -14,6 +14,7 @@ export interface Outgoing {
   headers: Record<string, string>;
   body?: string;
   stream?: AsyncIterable<SseMessage>;
+  trailers?: Record<string, () => string | undefined>;
 }
 
 /** The header that carries session ids, which come from clients and the daemon and may hold any character. */
@@ -56,7 +57,11 @@ export function outgoing(context: GatewayContext, reply: Reply): Outgoing {
     else if (isSendableHeaderValue(value)) headers[name] = value;
   }
   const out: Outgoing = { status: reply.status, headers };
-  if (reply.stream) out.stream = scrubbed(reply.stream, context.secrets);
+  if (reply.stream) {
+    out.stream = scrubbed(reply.stream, context.secrets);
+    // The gateway's own values (a cost): no secret to scrub.
+    if (reply.trailers) out.trailers = reply.trailers;
+  }
   else if (reply.body !== undefined) {
     out.body = JSON.stringify(scrubJson(reply.body, context.secrets));
     out.headers = { 'content-type': 'application/json', ...headers };

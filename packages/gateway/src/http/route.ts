@@ -1,5 +1,5 @@
 /** Routing: one request in, one {@link Reply} out, whichever server received it. */
-import { ApiError, ConnectionError, type RetryPolicy, TimeoutError } from '@ai4ts/core';
+import { ApiError, ConnectionError, priceOf, type RetryPolicy, TimeoutError } from '@ai4ts/core';
 import {
   abortError,
   DROPPED_HEADER,
@@ -89,6 +89,8 @@ const REFUSED_REQUEST = new Set([400, 413, 422]);
 export const UPSTREAM_HEADER = 'x-ai4ts-upstream';
 /** How many upstreams of the route were asked, the one that answered included (its own retries are not counted). */
 export const ATTEMPTS_HEADER = 'x-ai4ts-attempts';
+/** What the answer cost in US dollars, from the price table; a header, or a stream's trailer. No price, no header. */
+export const COST_HEADER = 'x-ai4ts-cost';
 
 /**
  * Answers one request and logs it: errors become replies in the shape of the protocol the path belongs to (Anthropic's
@@ -122,6 +124,15 @@ export async function route(context: GatewayContext, request: Incoming, signal: 
   reply.headers['x-request-id'] = entry.requestId;
   if (entry.upstream !== undefined) reply.headers[UPSTREAM_HEADER] = entry.upstream;
   if (entry.attempts !== undefined) reply.headers[ATTEMPTS_HEADER] = String(entry.attempts);
+  if (entry.model !== undefined && priceOf(context.prices, entry.model) !== undefined) {
+    // A stream's cost is known at its end (its usage, or a virtual key's settlement): a trailer.
+    const cost = () => (entry.cost === undefined ? undefined : usd(entry.cost));
+    if (reply.stream) reply.trailers = { [COST_HEADER]: cost };
+    else {
+      const value = cost();
+      if (value !== undefined) reply.headers[COST_HEADER] = value;
+    }
+  }
   entry.status = reply.status;
   const finish = () => {
     entry.durationMs = Math.round(performance.now() - started);
@@ -284,19 +295,19 @@ function preflight(): Reply {
 }
 
 /**
- * Ready unless draining or the store is unreachable. The upstreams cooling down are named, but do not make the instance
+ * Ready unless draining, the stream store is unreachable, or (with virtual keys) their store or counters are. The upstreams cooling down are named, but do not make the instance
  * unready: another instance would find them cooling down just the same.
  */
 async function readiness(context: GatewayContext): Promise<Reply> {
   if (context.draining) return { status: 503, headers: {}, body: { status: 'draining' } };
-  const ready = await context.store.ready().catch(() => false);
+  const [storeReady, keysReady] = await Promise.all([context.store.ready().catch(() => false), context.keys?.ready() ?? true]);
   const cooling = context.router
     .health()
     .filter((upstream) => upstream.state === 'cooling')
     .map(({ route, upstream, cooldownUntil }) => ({ route, upstream, until: new Date(cooldownUntil ?? 0).toISOString() }));
-  return ready
-    ? { status: 200, headers: {}, body: { status: 'ready', cooling } }
-    : { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
+  if (!storeReady) return { status: 503, headers: {}, body: { status: 'store_unavailable', cooling } };
+  if (!keysReady) return { status: 503, headers: {}, body: { status: 'key_store_unavailable', cooling } };
+  return { status: 200, headers: {}, body: { status: 'ready', cooling } };
 }
 
 function models(context: GatewayContext): Reply {
@@ -401,9 +412,10 @@ async function complete(
     const { events, options, headers, sessionId } = answered.value;
     Object.assign(headers, call?.headers);
     // Pull the first message before answering: a failure before any output is still an HTTP error. Only the access
-    // log, the span and a virtual key's call read the stream's usage and failure: without them no layer watches each
-    // event.
-    const written = codec.stream(context.log || span || call ? observe(events, tap) : events, options);
+    // log, the span, a virtual key's call and the cost trailer (a priced model) read the stream's usage and failure:
+    // without them no layer watches each event.
+    const watched = context.log || span || call || priceOf(context.prices, request.model) !== undefined;
+    const written = codec.stream(watched ? observe(events, tap) : events, options);
     if (turn && stored) turn.streamId = streamId;
     const messages = turn ? turn.stream(codec, written) : written;
     const first = await messages.next();
@@ -628,6 +640,11 @@ async function* observe(events: AsyncIterable<BridgeEvent>, observer: Observer):
     observer.failed(error);
     throw error;
   }
+}
+
+/** Dollars to a nano-dollar (the budgets' unit), never in exponent form: `0.0000525`, `0`. */
+function usd(cost: number): string {
+  return cost.toFixed(9).replace(/\.?0+$/, '');
 }
 
 /** The stream, calling `done` once when it ends however it ends (its last message, a throw, or `return()`). */

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { durationMs, issueKey, type KeySettings, KeySettingsSchema, type KeyUpdate, KeyUpdateSchema, publicView, updated } from './key.js';
 import { type KeyCounters, spendOf } from './limits.js';
-import { FileKeyStore, type FileKeyStoreOptions, type KeyStore } from './store.js';
+import { FileKeyStore, type KeyStore } from './store.js';
 
 export const KEYS_USAGE = `Usage: ai4ts-gateway keys create --name N [--models 'gpt-*,claude-*'] [--budget USD [--period day|week|month]]
                         [--rpm N] [--tpm N] [--max-streams N] [--expires 30d] [--team T] [--user U]
@@ -37,15 +37,12 @@ const OPTIONS = {
 type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
 /**
- * The keys at `location`: a file (watched when `fileOptions` say so), or Redis with its counters. The command line
- * gets counters only from Redis: a file store's are in the running gateway's memory.
+ * The keys at `location`: a file, or Redis with its counters. The command line gets counters only from Redis: a file
+ * store's are in the running gateway's memory.
  */
-export async function openKeys(
-  location: string | undefined,
-  fileOptions: FileKeyStoreOptions = {},
-): Promise<{ store: KeyStore; counters?: KeyCounters }> {
+export async function openKeys(location: string | undefined): Promise<{ store: KeyStore; counters?: KeyCounters }> {
   if (location === undefined) throw new UsageError('give --keys FILE or --keys redis://URL (or set AI4TS_KEYS)');
-  if (!/^rediss?:\/\//.test(location)) return { store: new FileKeyStore(location, fileOptions) };
+  if (!/^rediss?:\/\//.test(location)) return { store: new FileKeyStore(location) };
   const redis = await import('./redis.js').catch(() => {
     throw new UsageError('--keys redis://... needs the ioredis package, an optional peer dependency: npm install ioredis');
   });

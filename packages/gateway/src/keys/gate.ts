@@ -36,6 +36,12 @@ export class KeyGate {
     this.#prices = prices;
   }
 
+  /** Whether both the store and the counters answer: `/readyz` says `key_store_unavailable` when not. */
+  async ready(): Promise<boolean> {
+    const answers = await Promise.all([this.store.ready(), this.counters.ready()].map((ready) => ready.catch(() => false)));
+    return answers.every(Boolean);
+  }
+
   /**
    * The key a token is: undefined when the token is no virtual key (the static token is checked then), a 401 when it
    * is one the gateway does not know, revoked or expired. The message names neither the token nor the key.

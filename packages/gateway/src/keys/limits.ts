@@ -65,6 +65,8 @@ export interface KeyCounters {
   settle(ticket: Ticket, used: Used): Promise<void>;
   /** Nano-dollars the key spent in its current budget period (reservations in flight included). */
   spent(key: VirtualKey, now: number): Promise<number>;
+  /** Whether the counters can be reached (`/readyz`). */
+  ready(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -140,6 +142,10 @@ export class MemoryKeyCounters implements KeyCounters {
 
   async spent(key: VirtualKey, now: number): Promise<number> {
     return this.#spend.get(`${key.id}:${periodOf(key, now).start}`) ?? 0;
+  }
+
+  async ready(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {}

@@ -203,6 +203,10 @@ export class RedisKeyCounters implements KeyCounters {
     return Number((await run(() => this.#redis.get(spendKey))) ?? 0);
   }
 
+  async ready(): Promise<boolean> {
+    return (await this.#redis.ping().catch(() => '')) === 'PONG';
+  }
+
   async close(): Promise<void> {
     await this.#redis.quit().catch(() => undefined);
   }

@@ -2,8 +2,7 @@
  * Where virtual keys live: a JSON file for one instance ({@link FileKeyStore}), Redis for several (`RedisKeyStore` in
  * `@ai4ts/gateway/redis`). Both keep only hashes: a stolen file or dump holds no usable key.
  */
-import { readFileSync, renameSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { closestIssue, lineAndColumn, position } from '../upstreams/routes-file.js';
@@ -52,39 +51,26 @@ export function readKeys(text: string): VirtualKey[] {
   return parsed.data.keys;
 }
 
-/** Options of a {@link FileKeyStore}. */
-export interface FileKeyStoreOptions {
-  /** Reread the file when it changes (`fs.watch`). A running gateway wants this; the CLI does not. */
-  watch?: boolean;
-  /** Told why a changed file was not taken (its keys before the change stay in use). */
-  onReloadError?: (error: Error) => void;
-}
-
 /**
- * The keys in one JSON file, for one instance. Read at once (a bad file throws), reread by {@link reload} (SIGHUP)
- * and on change: a bad file then keeps the keys read before and says why. Written whole to a temporary file and
- * renamed over it, so that a reader never sees half a file.
+ * The keys in one JSON file, for one instance. Read at once (a bad file throws), and again by {@link reload}: on
+ * SIGHUP and on change when it is given to the gateway's `Reloaders` (`keysReloader`, reload.ts), as the routes file
+ * is; a bad file then keeps the keys read before. Written whole to a temporary file and renamed over it, so that a
+ * reader never sees half a file.
  */
 export class FileKeyStore implements KeyStore {
   readonly #path: string;
-  readonly #onReloadError: (error: Error) => void;
   #byHash = new Map<string, VirtualKey>();
   #byId = new Map<string, VirtualKey>();
-  #watcher: FSWatcher | undefined;
 
   /** Reads `path` (a missing file is no keys yet); throws on a bad file. */
-  constructor(path: string, options: FileKeyStoreOptions = {}) {
+  constructor(path: string) {
     this.#path = path;
-    this.#onReloadError = options.onReloadError ?? (() => undefined);
     this.#take(this.#read());
-    if (options.watch) {
-      // The directory, not the file: a rename over the file (how editors and put() write) ends a watch on it.
-      const name = basename(path);
-      this.#watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
-        if (changed === name) this.reload();
-      });
-      this.#watcher.on('error', (error) => this.#onReloadError(error));
-    }
+  }
+
+  /** The file it reads. */
+  get path(): string {
+    return this.#path;
   }
 
   #read(): VirtualKey[] {
@@ -103,15 +89,9 @@ export class FileKeyStore implements KeyStore {
     this.#byId = new Map(keys.map((key) => [key.id, key]));
   }
 
-  /** Rereads the file; returns false (and tells `onReloadError`) when it is bad, keeping the keys in use. */
-  reload(): boolean {
-    try {
-      this.#take(this.#read());
-      return true;
-    } catch (error) {
-      this.#onReloadError(error instanceof Error ? error : new Error(String(error)));
-      return false;
-    }
+  /** Rereads the file; rejects with its fault (its line and field) when it is bad, the keys in use kept. */
+  async reload(): Promise<void> {
+    this.#take(this.#read());
   }
 
   async find(hash: string): Promise<VirtualKey | undefined> {
@@ -140,7 +120,5 @@ export class FileKeyStore implements KeyStore {
     return true;
   }
 
-  async close(): Promise<void> {
-    this.#watcher?.close();
-  }
+  async close(): Promise<void> {}
 }

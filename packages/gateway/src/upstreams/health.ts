@@ -35,6 +35,8 @@ export interface UpstreamHealth {
   inFlight: number;
   /** The exponentially weighted mean of its time to first event, in milliseconds; undefined before its first answer. */
   latencyMs?: number;
+  /** The cooldowns it started since its route was built (a reload of the routes builds them anew). */
+  cooldowns: number;
 }
 
 /** How much a new time to first event weighs in the mean. */
@@ -49,6 +51,7 @@ export class Health {
   #cooldownUntil = 0;
   #inFlight = 0;
   #latency: number | undefined;
+  #cooldowns = 0;
 
   constructor(options: Readonly<Required<CooldownOptions>>) {
     this.#options = options;
@@ -94,6 +97,7 @@ export class Health {
     if (state === 'half-open' || this.#failures.length >= failures) {
       this.#cooldownUntil = now + duration;
       this.#failures = [];
+      this.#cooldowns++;
     }
   }
 
@@ -107,6 +111,7 @@ export class Health {
       ...(state === 'cooling' && { cooldownUntil: this.#cooldownUntil }),
       inFlight: this.#inFlight,
       ...(this.#latency !== undefined && { latencyMs: Math.round(this.#latency) }),
+      cooldowns: this.#cooldowns,
     };
   }
 }
