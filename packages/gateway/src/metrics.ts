@@ -124,7 +124,10 @@ export class GatewayMetrics {
 
 async function load(given: Prom.Registry | undefined, sources: MetricsSources): Promise<Instruments> {
   // By a name in a variable: a bundle of the gateway's edge-safe entries (in-process translation) leaves it out.
-  const client: typeof Prom = await import(/* webpackIgnore: true */ /* @vite-ignore */ PROM_CLIENT);
+  // An optional peer, as ioredis is: installed by those who scrape, and said so to those who did not.
+  const client: typeof Prom = await import(/* webpackIgnore: true */ /* @vite-ignore */ PROM_CLIENT).catch((cause: unknown) => {
+    throw new Error('metrics need the prom-client package: npm install prom-client', { cause });
+  });
   const registry = given ?? new client.Registry();
   const registers = [registry];
   return {
