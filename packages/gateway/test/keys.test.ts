@@ -334,3 +334,40 @@ describe('the key itself', () => {
     expect(spans.some((span) => span.attributes['ai4ts.gateway.key_name'] === 'ci')).toBe(true);
   });
 });
+
+describe("a route with state: 'upstream'", () => {
+  it('admits a virtual key as any route does and charges its input estimate, since the answer passes through unread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keys-'));
+    dirs.push(dir);
+    const model = await startMockModel({ script: () => ({ content: 'Hello there', usage: USAGE }) });
+    open.push(model);
+    const log: AccessLogEntry[] = [];
+    const gateway = await listenGateway({
+      routes: [{ model: '*', upstream: model.baseURL, protocol: 'responses', state: 'upstream', upstreamToken: 'sk-upstream' }],
+      auth: STATIC,
+      keys: { store: new FileKeyStore(join(dir, 'keys.json')) },
+      adminToken: ADMIN,
+      prices: { 'gpt-4o-mini': { input: 1_000_000, output: 0 } },
+      log: (entry) => log.push(entry),
+    });
+    open.push(gateway);
+    const { key, id } = await createKey(gateway, { rpm: 1, models: ['gpt-*'] });
+    const respond = (modelName: string) =>
+      fetch(`${gateway.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: modelName, input: 'hi' }),
+      });
+    expect((await respond('claude-sonnet-4-5')).status).toBe(403);
+    const before = model.requests.length;
+    const passed = await respond('gpt-4o-mini');
+    expect(passed.status).toBe(200);
+    expect(passed.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect((await respond('gpt-4o-mini')).status).toBe(429);
+    expect(model.requests.length - before).toBe(1);
+    // One input token costs 1 USD here: the spend is the input estimate of the one call let through.
+    const spend = (await (await admin(gateway, 'GET', `/admin/keys/${id}/spend`)).json()) as { spentUsd: number };
+    expect(spend.spentUsd).toBeGreaterThan(0);
+    expect(log.find((entry) => entry.status === 200 && entry.path === '/v1/responses')?.cost).toBe(spend.spentUsd);
+  });
+});

@@ -204,7 +204,24 @@ async function answer(
   if (upstreamState) {
     entry.model = upstreamState.model;
     entry.upstream = upstreamState.target.name;
-    return passThrough(context, upstreamState.target, upstreamState.body, signal);
+    // A virtual key is admitted as on any route; the answer passes through unread, so it is charged its input.
+    const stream = upstreamState.body.stream === true;
+    const call = key && (await context.keys?.admit(key, { model: upstreamState.model, stream, maxTokens: undefined }, text.length));
+    let reply: Reply;
+    try {
+      reply = await passThrough(context, upstreamState.target, upstreamState.body, signal);
+    } catch (error) {
+      if (call) entry.cost = call.end(); // refused before any output: nothing spent
+      throw error;
+    }
+    if (!call) return reply;
+    Object.assign(reply.headers, call.headers);
+    const settle = () => {
+      entry.cost = call.endUnread();
+    };
+    if (reply.stream) reply.stream = onEnd(reply.stream, settle);
+    else settle();
+    return reply;
   }
   // Stored Responses: references resolved before translation, the answer kept (resolve.ts).
   const turn = codec.name === 'responses' ? await StoredTurn.of(context, await ownerOf(request), json) : undefined;

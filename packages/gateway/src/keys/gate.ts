@@ -175,6 +175,15 @@ export class KeyCall {
   }
 
   /** Reads one upstream event: its usage, or the size of its output. */
+  /**
+   * Settles a call whose answer passed through unread (a route with `state: 'upstream'`): its input estimate, the
+   * one measure the gateway has of it. Returns the cost in USD, as {@link end} does.
+   */
+  endUnread(): number {
+    this.#usage ??= usageOf(this.#input, 0);
+    return this.end();
+  }
+
   /** The call's usage as its answer reports it: an event's, or a JSON answer's (embeddings, rerank). */
   used(usage: Usage): void {
     this.#usage = usage;
