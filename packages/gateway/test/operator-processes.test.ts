@@ -56,6 +56,8 @@ const adminBodies: string[] = [];
 let redis: ChildProcess | undefined;
 let model: MockModel | undefined;
 let instances: Instance[] = [];
+/** Every gateway process spawned, stopped after the tests even when another failed to start. */
+const children: ChildProcess[] = [];
 
 /** `ai4ts-gateway` as an operator runs it, one node process (tsx as its loader), resolved once it listens. */
 async function startInstance(redisUrl: string, upstream: string): Promise<Instance> {
@@ -69,6 +71,7 @@ async function startInstance(redisUrl: string, upstream: string): Promise<Instan
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  children.push(child);
   let stderr = '';
   child.stderr?.on('data', (chunk) => {
     stderr += chunk;
@@ -96,8 +99,8 @@ beforeAll(async () => {
 afterAll(async () => {
   // SIGTERM: each gateway shuts down gracefully and exits 0.
   const codes = await Promise.all(
-    instances.map(async ({ child }) => {
-      if (child.exitCode !== null) return child.exitCode;
+    children.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       const [code] = await exited;
@@ -106,7 +109,7 @@ afterAll(async () => {
   );
   await model?.close();
   await stop(redis);
-  expect(codes).toEqual(instances.map(() => 0));
+  expect(codes).toEqual(children.map(() => 0));
 }, 15_000);
 
 /** A fetch that records each answer in the ledger before the client reads it (a stream's body as it is read). */
