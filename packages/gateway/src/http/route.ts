@@ -34,7 +34,7 @@ import { UpstreamWatch } from '../upstreams/timeouts.js';
 import type { AccessLogEntry } from './access-log.js';
 import type { KeyCall } from '../keys/gate.js';
 import type { VirtualKey } from '../keys/key.js';
-import { costUsd } from '../keys/spend.js';
+import { costUsd, usd } from '../keys/spend.js';
 import { ADMIN_ROOT, admin } from './admin.js';
 import { type ApiKey, tokenOf } from './auth.js';
 import { answerVectors, vectorRouteOf } from './embeddings.js';
@@ -657,11 +657,6 @@ async function* observe(events: AsyncIterable<BridgeEvent>, observer: Observer):
     observer.failed(error);
     throw error;
   }
-}
-
-/** Dollars to a nano-dollar (the budgets' unit), never in exponent form: `0.0000525`, `0`. */
-function usd(cost: number): string {
-  return cost.toFixed(9).replace(/\.?0+$/, '');
 }
 
 /** The stream, calling `done` once when it ends however it ends (its last message, a throw, or `return()`). */

@@ -10,7 +10,7 @@ import type { GatewayRequest } from '../codecs/neutral.js';
 import { HttpError, invalid } from '../http/errors.js';
 import { allowsModel, hashKey, isVirtualKey, type VirtualKey } from './key.js';
 import { type Admission, type Ask, type Counts, type KeyCounters, limitsOf, periodOf, type Ticket } from './limits.js';
-import { costNano, estimateTokens, minuteAt, NANO, usageOf } from './spend.js';
+import { costNano, estimateTokens, minuteAt, NANO, usageOf, usd } from './spend.js';
 import type { KeyStore } from './store.js';
 
 /** What the gateway needs of virtual keys: where they are, their counters, and the prices of their calls. */
@@ -119,7 +119,8 @@ function refused(key: VirtualKey, admission: Admission & { admitted: false }, he
     case 'budget': {
       const resetAt = periodOf(key, now).end;
       const spent = (admission.counts.spentNano / NANO).toFixed(4);
-      const budget = ((limits.budgetNano ?? 0) / NANO).toFixed(2);
+      // Exact, not rounded to cents: a budget of $0.001 is not shown as $0.00.
+      const budget = usd((limits.budgetNano ?? 0) / NANO);
       return new HttpError(
         429,
         {

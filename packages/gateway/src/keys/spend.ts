@@ -9,6 +9,11 @@ import type { BudgetPeriod } from './key.js';
 /** Nano-dollars in a dollar. */
 export const NANO = 1_000_000_000;
 
+/** Dollars to a nano-dollar (the budgets' unit), never in exponent form: `0.0000525`, `0.001`, `0`. */
+export function usd(dollars: number): string {
+  return dollars.toFixed(9).replace(/\.?0+$/, '');
+}
+
 /** Output tokens reserved for a request that asks for no maximum. */
 export const DEFAULT_OUTPUT_ESTIMATE = 1024;
 
