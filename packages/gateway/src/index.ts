@@ -16,7 +16,7 @@ export { DEFAULT_MAX_CONCURRENT_STREAMS } from './http/limits.js';
 export { DEFAULT_UPSTREAM_TIMEOUTS, type ResolvedUpstreamTimeouts, type UpstreamTimeouts } from './upstreams/timeouts.js';
 export { ChatRequestSchema, ChatRequestSchema as ProxyRequestSchema, type ProxyRequest } from './codecs/chat.js';
 export type { GatewayProtocol } from './codecs/neutral.js';
-export type { OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
+export type { ConversationState, OnUnsupported, UpstreamSpec } from './upstreams/targets.js';
 export type { PoolRouteSpec, PoolUpstreamSpec, RouteSpec } from './upstreams/router.js';
 export type { Strategy } from './upstreams/strategy.js';
 export { type CooldownOptions, DEFAULT_COOLDOWN, type UpstreamHealth, type UpstreamState } from './upstreams/health.js';
