@@ -9,12 +9,12 @@
  * folded result is what such a client sends back.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { GatewayProtocol, ListeningGateway, } from '@ai4ts/gateway';
-import type { MockRequestBody, MockScriptContext, MockTurn, } from '@ai4ts/testing';
+import type { GatewayProtocol, ListeningGateway } from '@ai4ts/gateway';
+import type { MockRequestBody, MockScriptContext, MockTurn } from '@ai4ts/testing';
 import { type GenerateContentConfig, GoogleGenAI, type Part } from '@google/genai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { gatewayPerProtocol, PROTOCOLS } from './fidelity-helpers.js';
+import { gatewayPerProtocol, type Json, list, PROTOCOLS, sealsSentBack } from './fidelity-helpers.js';
 
 /** A Gemini 3 model: the scripted Gemini upstream requires every function call's signature back. */
 const MODEL = 'gemini-3-fidelity';
@@ -22,7 +22,6 @@ const ANSWER = 'Paris 18C, Tokyo 22C, Oslo 3C.';
 const CITIES: Record<string, string> = { Paris: '18C', Tokyo: '22C', Oslo: '3C' };
 const SCHEMA = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
-type Json = Record<string, unknown>;
 
 /** How many tool results a request carries, whichever protocol it is in. */
 function resultCount(body: MockRequestBody, context: MockScriptContext): number {
@@ -71,7 +70,6 @@ interface Client {
 const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value));
 const openai = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-gateway', maxRetries: 0 });
 
-const list = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
 const record = (value: unknown): Json => (typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {});
 const messageOf = (answer: Json): Json => record(list(answer.choices)[0]?.message);
 const contentOf = (answer: Json): Json => record(list(answer.candidates)[0]?.content);
@@ -217,29 +215,6 @@ const CLIENTS: Record<GatewayProtocol, Client> = {
     },
   },
 };
-
-/** The reasoning seals an upstream request carries back, in the upstream's own fields. */
-function sealsSentBack(protocol: GatewayProtocol, body: Json): string[] {
-  switch (protocol) {
-    case 'chat':
-      return [];
-    case 'responses':
-      return list(body.input)
-        .filter((item) => item.type === 'reasoning')
-        .map((item) => String(item.encrypted_content));
-    case 'messages':
-      return list(body.messages)
-        .flatMap((message) => list(message.content))
-        .filter((block) => block.type === 'thinking' || block.type === 'redacted_thinking')
-        .map((block) => String(block.signature ?? block.data));
-    case 'gemini':
-      // Gemini signs a tool-calling turn on its first call: the signature travels in the call's id.
-      return list(body.contents)
-        .flatMap((content) => list(content.parts))
-        .filter((part) => part.thoughtSignature !== undefined)
-        .map((part) => String(part.thoughtSignature));
-  }
-}
 
 /**
  * Per upstream: the seals of its first answer that a client sees on reasoning (Messages: the redacted block too;

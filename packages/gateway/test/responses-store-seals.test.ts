@@ -7,10 +7,11 @@
  * signature). Each later upstream request must carry back every seal the upstream issued: the store keeps the output
  * items exactly as the codec wrote them.
  */
-import { type GatewayProtocol, type ListeningGateway, listenGateway } from '@ai4ts/gateway';
-import { type MockModel, type MockRequestBody, type MockScriptContext, type MockTurn, startMockModel } from '@ai4ts/testing';
+import type { GatewayProtocol } from '@ai4ts/gateway';
+import type { MockRequestBody, MockScriptContext, MockTurn } from '@ai4ts/testing';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { gatewayPerProtocol, type Json, sealsSentBack } from './fidelity-helpers.js';
 
 type Upstream = Exclude<GatewayProtocol, 'chat'>;
 const UPSTREAMS: Upstream[] = ['messages', 'responses', 'gemini'];
@@ -25,10 +26,8 @@ const weatherTool: OpenAI.Responses.FunctionTool = {
   strict: false,
 };
 
-type Json = Record<string, unknown>;
 /** A turn's body, sent aggregated or streamed. */
 type Body = Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, 'stream'>;
-const list = (value: unknown): Json[] => (Array.isArray(value) ? value : []);
 const record = (value: unknown): Json => (typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {});
 
 /** How many tool results an upstream request carries, in its protocol. */
@@ -53,47 +52,11 @@ function script(body: MockRequestBody, context: MockScriptContext): MockTurn {
   return { reasoning: 'All known.', content: ANSWER };
 }
 
-/** The reasoning seals an upstream request carries back, in the upstream's own fields. */
-function sealsSentBack(protocol: Upstream, body: Json): string[] {
-  switch (protocol) {
-    case 'responses':
-      return list(body.input)
-        .filter((item) => item.type === 'reasoning')
-        .map((item) => String(item.encrypted_content));
-    case 'messages':
-      return list(body.messages)
-        .flatMap((message) => list(message.content))
-        .filter((block) => block.type === 'thinking' || block.type === 'redacted_thinking')
-        .map((block) => String(block.signature ?? block.data));
-    case 'gemini':
-      return list(body.contents)
-        .flatMap((content) => list(content.parts))
-        .filter((part) => part.thoughtSignature !== undefined)
-        .map((part) => String(part.thoughtSignature));
-  }
-}
-
 /** The seals each of an upstream's two tool-calling answers gives (Messages: a thinking and a redacted block first). */
 const ISSUED: Record<Upstream, [number, number]> = { messages: [2, 1], responses: [1, 1], gemini: [1, 1] };
 
-const upstreams = new Map<Upstream, { model: MockModel; gateway: ListeningGateway }>();
-
-beforeAll(async () => {
-  for (const protocol of UPSTREAMS) {
-    const model = await startMockModel({ script, seed: 17 });
-    const base = protocol === 'gemini' ? model.geminiBaseURL : model.baseURL;
-    // Default state 'gateway': the gateway resolves the conversation, a Responses upstream included.
-    const gateway = await listenGateway({ upstream: base, upstreamProtocol: protocol, upstreamToken: 'sk-upstream-key' });
-    upstreams.set(protocol, { model, gateway });
-  }
-});
-
-afterAll(async () => {
-  for (const { model, gateway } of upstreams.values()) {
-    await gateway.close();
-    await model.close();
-  }
-});
+// Default state 'gateway': the gateway resolves the conversation, a Responses upstream included.
+const upstreams = gatewayPerProtocol({ script, seed: 17 }, UPSTREAMS);
 
 /** One turn through openai-node, aggregated or streamed (the streamed one stored from its events). */
 async function create(client: OpenAI, body: Body, streamed: boolean) {
