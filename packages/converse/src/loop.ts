@@ -4,7 +4,7 @@
  * reasoning block with its `signature`, which Claude requires with the calls that follow it), the results as one
  * user message of `toolResult` blocks.
  */
-import type { LoopFields, ModelTurn, ToolLoopEvent, ToolLoopResult, ToolLoopStream } from '@ai4ts/core';
+import type { LoopFields, ModelTurn, Tool, ToolLoopEvent, ToolLoopResult, ToolLoopStream, WithoutTools } from '@ai4ts/core';
 import type { LoopTurns } from '@ai4ts/core/internal';
 import { toChatUsage, toFinishReason } from './convert.js';
 import { textOf, toToolCalls, toToolResultMessage } from './turns.js';
@@ -15,7 +15,11 @@ import type { ConverseRequest, ConverseResponse, Message } from './types.js';
  * loop's settings (`maxSteps`, `passThroughToolCalls`, `concurrency`, the hooks) sit beside the API's fields. The
  * loop fields never reach the wire.
  */
-export interface ConverseLoopRequest extends ConverseRequest, LoopFields<ConverseLoopRequest, ConverseResponse> {}
+export interface ConverseLoopRequest
+  extends WithoutTools<ConverseRequest>,
+    LoopFields<ConverseLoopRequest, ConverseResponse> {
+  tools?: readonly Tool[];
+}
 
 /** The result of a Converse tool loop: `messages` is the full transcript to send back next time. */
 export type ConverseToolLoopResult<Obj = unknown> = ToolLoopResult<ConverseLoopRequest, ConverseResponse, Message, Obj>;

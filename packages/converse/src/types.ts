@@ -4,7 +4,7 @@
  * `ConverseStreamOutput`. One difference: the model is the request's `model` (ai4ts's name in every protocol, for
  * middleware, spans and prices); it is sent in the path, as `modelId`.
  */
-import type { SdkFields, Tool } from '@ai4ts/core';
+import type { SdkFields } from '@ai4ts/core';
 import { isRecord } from '@ai4ts/core/internal';
 
 /** Reasoning the model showed: its text and the signature that must come back with it, or redacted content. */
@@ -74,8 +74,11 @@ export interface InferenceConfiguration {
 /** A Converse request, as ai4ts sends it (the model in the path, see the module's note). */
 export interface ConverseRequest extends SdkFields {
   model: string;
-  /** ai4ts's field, not the API's: `defineTool` tools, sent in `toolConfig.tools` (a `tools` here runs the loop). */
-  tools?: readonly Tool[];
+  /**
+   * Not the API's: Converse's tools go in `toolConfig.tools`. A request whose `tools` holds `defineTool` tools is a
+   * loop request (`ConverseLoopRequest`), which sends them there.
+   */
+  tools?: undefined;
   messages: Message[];
   system?: SystemContentBlock[];
   inferenceConfig?: InferenceConfiguration;

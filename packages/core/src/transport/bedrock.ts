@@ -30,8 +30,8 @@ export interface BedrockOptions {
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
 /**
- * The preset of Amazon Bedrock in one region, for Anthropic's models through `client.messages` (the model is a
- * Bedrock model id such as `anthropic.claude-3-5-haiku-20241022-v1:0`, an inference profile id such as
+ * The preset of Amazon Bedrock in one region: every model through the Converse API (`client.converse`), and
+ * Anthropic's models through `client.messages` as well (the model is a Bedrock model id such as `anthropic.claude-3-5-haiku-20241022-v1:0`, an inference profile id such as
  * `us.anthropic.claude-sonnet-4-20250514-v1:0`, or an inference profile ARN; it is URL-encoded into the path).
  *
  * @example
