@@ -227,6 +227,23 @@ describe('Bedrock Converse through client.converse', () => {
     ]);
   });
 
+  it('a middleware sees protocol converse and the request with its model; a changed model changes the URL', async () => {
+    const { url } = await startBedrock(() => [concatBytes(frames('text'))]);
+    const ai = client(url);
+    const seen: string[] = [];
+    ai.use(async (ctx, next) => {
+      if (ctx.protocol === 'converse') {
+        seen.push(`${ctx.protocol} ${ctx.request.model}`);
+        ctx.request = { ...ctx.request, model: MODEL };
+      }
+      return next();
+    });
+    const final = await ai.converse.stream({ ...request, model: 'an-alias' }).final();
+    expect(seen).toEqual(['converse an-alias']);
+    expect(final.stopReason).toBe('end_turn');
+    expect(refusals).toEqual([]);
+  });
+
   it('a structured output is refused with a clear error before anything is sent, not dropped', async () => {
     const { url } = await startBedrock(() => []);
     await expect(client(url).converse.create({ ...request, output: z.object({ n: z.number() }) })).rejects.toThrow(/structured `output`/);
