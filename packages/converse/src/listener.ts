@@ -274,8 +274,10 @@ export class ConverseStreamListener extends ProtocolListener<ConverseState, Conv
 
   #reasoning(index: number, block: BlockState | undefined, delta: NonNullable<ContentBlockDelta['reasoningContent']>, line: () => string): void {
     if (typeof delta.redactedContent === 'string') {
-      if (block) throw this.fail(new ProtocolError('redactedContent inside another block', { line: line() }));
-      this.state.blocks.set(index, { kind: 'redacted', block: { reasoningContent: { redactedContent: delta.redactedContent } } });
+      // Redacted reasoning is opaque base64: pieces of one block are joined, as the signature's are.
+      if (block?.kind === 'redacted') block.block.reasoningContent.redactedContent += delta.redactedContent;
+      else if (block) throw this.fail(new ProtocolError(`redactedContent in a ${block.kind} block`, { line: line() }));
+      else this.state.blocks.set(index, { kind: 'redacted', block: { reasoningContent: { redactedContent: delta.redactedContent } } });
       return;
     }
     if (!block) {
