@@ -14,6 +14,15 @@ import {
   ChatService,
   type ChatStream,
 } from '@ai4ts/chat';
+import {
+  type ConverseLoopRequest,
+  type ConverseRequest,
+  type ConverseRequestOptions,
+  type ConverseResponse,
+  ConverseService,
+  type ConverseStream,
+  type Message as ConverseMessage,
+} from '@ai4ts/converse';
 import type * as z from 'zod';
 import {
   isLoopRequest,
@@ -90,15 +99,25 @@ export interface GeminiMiddlewareContext extends ModelContext {
   request: GenerateContentRequest;
 }
 
+/**
+ * What a middleware sees of a Bedrock Converse request: the request with its `model`, which is sent in the URL (a
+ * middleware that changes it changes the URL).
+ */
+export interface ConverseMiddlewareContext extends ModelContext {
+  readonly protocol: 'converse';
+  request: ConverseRequest;
+}
+
 /** The context of a model request, narrowed by `protocol`. */
 export type MiddlewareContext =
   | ChatMiddlewareContext
   | ResponsesMiddlewareContext
   | MessagesMiddlewareContext
-  | GeminiMiddlewareContext;
+  | GeminiMiddlewareContext
+  | ConverseMiddlewareContext;
 
-/** The result of one model request: a chat completion, a response, a message or a Gemini response. */
-export type ModelResult = ChatCompletion | ResponseObject | Message | GenerateContentResponse;
+/** The result of one model request: a chat completion, a response, a message, a Gemini or a Converse response. */
+export type ModelResult = ChatCompletion | ResponseObject | Message | GenerateContentResponse | ConverseResponse;
 
 /**
  * A middleware around each model request of every protocol ({@link Ai4ts.use}): change `ctx.request` (or replace
@@ -260,6 +279,16 @@ export type GeminiClient = ProtocolClient<
   Content
 >;
 
+/** Amazon Bedrock's Converse API behind the front door (a `bedrock()` preset). */
+export type ConverseClient = ProtocolClient<
+  ConverseRequest,
+  ConverseLoopRequest,
+  ConverseRequestOptions,
+  ConverseResponse,
+  ConverseStream,
+  ConverseMessage
+>;
+
 /** OpenAI Responses behind the front door, with the Responses API's own calls beside `create` and `stream`. */
 export class ResponsesClient extends ProtocolClient<
   ResponseCreateParams,
@@ -298,6 +327,11 @@ export class Ai4ts {
   readonly messages: MessagesClient;
   /** Gemini's native API (`provider: 'gemini'`). */
   readonly gemini: GeminiClient;
+  /**
+   * Amazon Bedrock's Converse API (`provider: bedrock({ region })`): every Bedrock model in one request shape. Always
+   * the provider's own endpoint: `translate` does not carry it.
+   */
+  readonly converse: ConverseClient;
   /** OpenAI's `/embeddings` (every OpenAI-compatible preset): `create` and `embedMany`. */
   readonly embeddings: EmbeddingsClient;
 
@@ -315,6 +349,7 @@ export class Ai4ts {
     this.responses = new ResponsesClient(transports.responses);
     this.messages = new ProtocolClient(new MessagesService(transports.messages));
     this.gemini = new ProtocolClient(new GeminiService(transports.gemini));
+    this.converse = new ProtocolClient(new ConverseService(transport));
     // Embeddings and rerank are no protocol a translation could carry: always the provider's own endpoints.
     this.embeddings = new EmbeddingsClient(transport);
   }

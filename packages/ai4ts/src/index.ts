@@ -18,6 +18,8 @@ export {
   type Ai4tsOptions,
   type ChatClient,
   type ChatMiddlewareContext,
+  type ConverseClient,
+  type ConverseMiddlewareContext,
   createClient,
   type GeminiClient,
   type GeminiMiddlewareContext,
@@ -303,6 +305,33 @@ export {
   MessageStreamListener,
   type MessageStreamListenerOptions,
 } from '@ai4ts/messages';
+
+// Bedrock's Converse API (`client.converse`); names its wire types share with Messages are prefixed.
+export {
+  type CollectConverseOptions,
+  CONVERSE_PROTOCOL,
+  type ConverseLoopRequest,
+  type ConverseRequest,
+  type ConverseRequestOptions,
+  type ConverseResponse,
+  ConverseService,
+  ConverseStream,
+  type ConverseStreamEvents,
+  ConverseStreamListener,
+  type ConverseStreamListenerOptions,
+  type ConverseStreamOutput,
+  type ConverseTool,
+  type ConverseToolLoopEvent,
+  type ConverseToolLoopResult,
+  type ConverseToolLoopStream,
+  type ContentBlock as ConverseContentBlock,
+  collectConverse,
+  isConverseResponse,
+  type Message as ConverseMessage,
+  type StopReason as ConverseStopReason,
+  type TokenUsage as ConverseTokenUsage,
+  toConverseTool,
+} from '@ai4ts/converse';
 
 // Gemini (`client.gemini`).
 export {

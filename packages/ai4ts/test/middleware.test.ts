@@ -6,6 +6,7 @@
 import { type MockModel, type MockTurn, startMockModel } from '@ai4ts/testing';
 import {
   Ai4ts,
+  isConverseResponse,
   AbortError,
   Ai4tsError,
   type RequestOptions,
@@ -225,6 +226,10 @@ function redactResult(result: ModelResult): ModelResult {
       ...result,
       content: result.content.map((block) => (isKnownBlock(block) && block.type === 'text' ? { ...block, text: redact(block.text) } : block)),
     };
+  if (isConverseResponse(result)) {
+    const content = result.output.message.content.map((block) => ('text' in block && typeof block.text === 'string' ? { ...block, text: redact(block.text) } : block));
+    return { ...result, output: { message: { ...result.output.message, content } } };
+  }
   if (isGenerateContentResponse(result))
     return {
       ...result,
@@ -273,6 +278,7 @@ const wordFilter: Middleware = async (ctx, next) => {
 function textOf(result: ModelResult): string | null {
   if (isChatCompletion(result)) return result.choices[0]?.message.content ?? null;
   if (isMessage(result)) return result.content.flatMap((block) => (isKnownBlock(block) && block.type === 'text' ? [block.text] : [])).join('');
+  if (isConverseResponse(result)) return result.output.message.content.flatMap((block) => ('text' in block && typeof block.text === 'string' ? [block.text] : [])).join('');
   if (isGenerateContentResponse(result))
     return (result.candidates?.[0]?.content?.parts ?? []).flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('');
   return result.output_text;

@@ -127,6 +127,18 @@ describe('bedrock() against a node:http server that verifies SigV4', () => {
     expect(() => bedrock({ region: 'evil.example/x' })).toThrow(Ai4tsError);
   });
 
+  it('sends Converse requests as the protocol built them, refuses any other path', () => {
+    const rewrite = bedrock({ region: 'us-east-1' }).rewriteRequest;
+    const body = { messages: [] };
+    expect(rewrite?.({ path: '/model/amazon.nova-pro-v1%3A0/converse-stream', body })).toEqual({
+      path: 'model/amazon.nova-pro-v1%3A0/converse-stream',
+      body,
+    });
+    expect(rewrite?.({ path: 'model/amazon.nova-pro-v1%3A0/converse', body })?.path).toBe('model/amazon.nova-pro-v1%3A0/converse');
+    expect(() => rewrite?.({ path: '/chat/completions', body: { model: 'x' } })).toThrow(/Messages .* or Converse requests/);
+    expect(() => rewrite?.({ path: '/model/a/b/converse', body })).toThrow(Ai4tsError);
+  });
+
   it('signs with the environment credentials: the model id URL-encoded in the path, the body as Bedrock takes it', async () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', ACCESS_KEY_ID);
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', SECRET);
@@ -294,7 +306,17 @@ describe("bedrock()'s stream framing: AWS event-stream frames to Anthropic SSE e
     expectNoSecret(error, SECRET);
   });
 
-  it('an error frame, an unknown message type, a chunk that is not base64 JSON, an event not a chunk: typed errors', async () => {
+  it('reads Converse event frames as SSE events named by their :event-type, the payload the data', async () => {
+    const delta = { contentBlockIndex: 0, delta: { text: 'Hi' } };
+    const { out, error } = await decode([bedrockEventFrame('contentBlockDelta', delta), bedrockEventFrame('metadata', { usage: {} })]);
+    expect(error).toBeUndefined();
+    expect(out).toEqual([
+      { event: 'contentBlockDelta', data: JSON.stringify(delta) },
+      { event: 'metadata', data: '{"usage":{}}' },
+    ]);
+  });
+
+  it('an error frame, an unknown message type, a chunk that is not base64 JSON, an event of no known type: typed errors', async () => {
     const errorFrame = eventStreamFrame({
       ':message-type': { type: 'string', value: 'error' },
       ':error-code': { type: 'string', value: 'InternalFailure' },
@@ -304,7 +326,7 @@ describe("bedrock()'s stream framing: AWS event-stream frames to Anthropic SSE e
     const odd = eventStreamFrame({ ':message-type': { type: 'string', value: 'gossip' } });
     expect((await decode([odd])).error).toBeInstanceOf(ProtocolError);
     expect((await decode([bedrockEventFrame('chunk', { bytes: '%%%' })])).error).toBeInstanceOf(ProtocolError);
-    expect((await decode([bedrockEventFrame('metadata', { bytes: '' })])).error).toBeInstanceOf(ProtocolError);
+    expect((await decode([bedrockEventFrame('gossip', { bytes: '' })])).error).toBeInstanceOf(ProtocolError);
   });
 
   it('a corrupt or truncated body is a ProtocolError', async () => {

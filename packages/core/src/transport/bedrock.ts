@@ -5,6 +5,10 @@
  * `/invoke-with-response-stream`, the body without `model` and `stream` and with `anthropic_version`. A stream comes
  * as AWS event-stream frames, each a `chunk` whose payload is `{"bytes": base64 of one Anthropic SSE event's JSON}`;
  * the Messages listener reads those events as it reads Anthropic's own SSE.
+ *
+ * Every model speaks the Converse API there (`@ai4ts/converse`): `/model/{modelId}/converse` and `/converse-stream`,
+ * sent as the protocol builds them; each event frame of a Converse stream (`messageStart`, `contentBlockDelta`, ...)
+ * becomes one SSE event named by its `:event-type`, its payload the data.
  */
 import type { EventStreamMessage, SseEvent } from '@ai4ts/sse';
 import { Ai4tsError, isRecord, ProtocolError } from '../errors.js';
@@ -26,8 +30,8 @@ export interface BedrockOptions {
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
 /**
- * The preset of Amazon Bedrock in one region, for Anthropic's models through `client.messages` (the model is a
- * Bedrock model id such as `anthropic.claude-3-5-haiku-20241022-v1:0`, an inference profile id such as
+ * The preset of Amazon Bedrock in one region: every model through the Converse API (`client.converse`), and
+ * Anthropic's models through `client.messages` as well (the model is a Bedrock model id such as `anthropic.claude-3-5-haiku-20241022-v1:0`, an inference profile id such as
  * `us.anthropic.claude-sonnet-4-20250514-v1:0`, or an inference profile ARN; it is URL-encoded into the path).
  *
  * @example
@@ -54,26 +58,54 @@ export function bedrock(options: BedrockOptions = {}): ProviderPreset {
     protocol: 'messages',
     signer: new AwsSigner({ service: 'bedrock', region, credentials: options.credentials }),
     rewriteRequest: toInvoke,
-    streamFraming: awsEventStream(anthropicChunk),
+    streamFraming: awsEventStream(bedrockEvent),
     // Structured output as a forced tool, which every Messages server understands.
     quirks: { streamOptions: false },
   };
 }
 
-/** A Messages request as Bedrock takes it: the model in the path, `anthropic_version` in the body. */
-function toInvoke({ path, body }: WireRequest): WireRequest {
-  if (path.replace(/^\/+/, '') !== 'messages' || !isRecord(body) || typeof body.model !== 'string') {
-    throw new Ai4tsError(`Bedrock takes only Messages requests (POST /messages with a model) for Claude, not ${path}`);
+/** The Converse API's paths, which the protocol builds whole (the model already in the path). */
+const CONVERSE_PATH = /^model\/[^/]+\/converse(-stream)?$/;
+
+/**
+ * A Messages request as Bedrock takes it: the model in the path, `anthropic_version` in the body. A Converse
+ * request goes as it is.
+ */
+function toInvoke(request: WireRequest): WireRequest {
+  const { path, body } = request;
+  const relative = path.replace(/^\/+/, '');
+  if (CONVERSE_PATH.test(relative)) return { path: relative, body };
+  if (relative !== 'messages' || !isRecord(body) || typeof body.model !== 'string') {
+    throw new Ai4tsError(`Bedrock takes Messages (POST /messages with a model) or Converse requests, not ${path}`);
   }
   const { model, stream, ...rest } = body;
   const method = stream === true ? 'invoke-with-response-stream' : 'invoke';
   return { path: `model/${encodeURIComponent(model)}/${method}`, body: { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest } };
 }
 
+/** The Converse stream's event types (`ConverseStreamOutput`'s members). */
+const CONVERSE_EVENTS: ReadonlySet<string> = new Set([
+  'messageStart',
+  'contentBlockStart',
+  'contentBlockDelta',
+  'contentBlockStop',
+  'messageStop',
+  'metadata',
+]);
+
+/**
+ * An event frame as the SSE event its protocol's listener reads: a `chunk` of invoke-with-response-stream as the
+ * Anthropic event it carries, a Converse event as itself (named by its type, the payload JSON the data).
+ */
+function bedrockEvent(message: EventStreamMessage): SseEvent {
+  const type = stringHeader(message, ':event-type');
+  if (type !== undefined && CONVERSE_EVENTS.has(type)) return { event: type, data: new TextDecoder().decode(message.payload) };
+  if (type !== 'chunk') throw new ProtocolError(`Bedrock sent an event frame of unknown type ${String(type)}`);
+  return anthropicChunk(message);
+}
+
 /** A `chunk` frame of invoke-with-response-stream as the Anthropic SSE event it carries. */
 function anthropicChunk(message: EventStreamMessage): SseEvent {
-  const type = stringHeader(message, ':event-type');
-  if (type !== 'chunk') throw new ProtocolError(`Bedrock sent an event frame of type ${String(type)}, not chunk`);
   let data: string;
   try {
     const payload: unknown = JSON.parse(new TextDecoder().decode(message.payload));
