@@ -34,10 +34,10 @@ export const StoredResponseSchema: z.ZodType<StoredResponse> = z.object({
 
 /**
  * Where responses are kept. Every failure of the store itself is an {@link HttpError}: a 503 `store_unavailable`, or
- * the 507 `response_store_full` of {@link storeFull}.
+ * the 507 `response_store_full`.
  */
 export interface ResponseStore {
-  /** Writes (or rewrites) a response and indexes its items by id; throws {@link storeFull} rather than drop one. */
+  /** Writes (or rewrites) a response and indexes its items by id; throws the 507 `response_store_full` rather than drop one. */
   put(record: StoredResponse): Promise<void>;
   /** The response; undefined when unknown, expired or deleted. */
   get(id: string): Promise<StoredResponse | undefined>;
